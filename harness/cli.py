@@ -1,0 +1,165 @@
+"""Command-line interface: parsing and printing only; every HarnessError is caught here, once."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness import __version__
+from harness.config import Scenario, Suite, is_suite_file, load_scenario, load_suite
+from harness.errors import ConfigError, HarnessError
+from harness.report.summary import render_summary
+from harness.result import load_result
+
+EXIT_CODES = """exit codes:
+  0    success (every run LoadGen-VALID)
+  1    a run finished but LoadGen judged it INVALID
+  2    bad configuration or option (scenario YAML, suite, command line)
+  3    model file missing, invalid or unsupported
+  4    hardware target or execution provider unavailable
+  5    inference failed during a run (its directory is marked INCOMPLETE)
+  6    result directory not readable or not writable
+  130  interrupted (Ctrl-C); the run directory is marked INCOMPLETE"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `harness` console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted; the run directory is marked INCOMPLETE", file=sys.stderr)
+        return 130
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="beyond-tops: MLPerf LoadGen benchmarks of ONNX models on real hardware.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"beyond-tops {__version__}")
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    models = verbs.add_parser("models", help="list or build the model zoo")
+    models_verbs = models.add_subparsers(dest="action", required=True, metavar="ACTION")
+    models_verbs.add_parser("list", help="list zoo and official models").set_defaults(func=_models_list)
+    build = models_verbs.add_parser("build", help="generate zoo models into the cache")
+    build.add_argument("names", nargs="*", help="zoo model names (default: those the suite needs)")
+    build.add_argument("--suite", default="quick", help="suite whose models to build")
+    build.set_defaults(func=_models_build)
+
+    run = verbs.add_parser("run", help="run one scenario")
+    run.add_argument("scenario", type=Path, help="scenario YAML file")
+    run.add_argument("--model", type=Path, help="run this ONNX file instead of the scenario's model")
+    _common(run, profile_default="quick")
+    run.set_defaults(func=_run)
+
+    bench = verbs.add_parser("bench", help="run a suite (what `make bench` calls)")
+    bench.add_argument("suite", nargs="?", default="quick", help="suite name or YAML file")
+    _common(bench, profile_default=None)
+    bench.set_defaults(func=_bench)
+
+    show = verbs.add_parser("show", help="print a run directory's result as a table")
+    show.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    show.set_defaults(func=_show)
+    return parser
+
+
+def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> None:
+    parser.add_argument("--profile", choices=("quick", "submission"), default=profile_default,
+                        help="quick (short, development) or submission (MLPerf rules)")
+    parser.add_argument("--hw", default="cpu", help="hardware target (default: cpu)")
+    parser.add_argument("--out", type=Path, default=Path("results/runs"),
+                        help="directory for run directories (default: results/runs)")
+
+
+def _models_list(args: argparse.Namespace) -> int:
+    from harness.models.registry import OFFICIAL
+    from harness.models.zoo import ZOO
+
+    for name, entry in sorted(ZOO.items()):
+        print(f"{name:<16} generated  {entry.description}")
+    for name, official in sorted(OFFICIAL.items()):
+        print(f"{name:<16} download   {official.note} ({official.url})")
+    return 0
+
+
+def _models_build(args: argparse.Namespace) -> int:
+    from harness.models.registry import zoo_model_path
+
+    names = list(args.names)
+    if not names:
+        suite, base = _find_suite(args.suite)
+        scenarios = [load_scenario(base / s) for s in suite.scenarios]
+        names = sorted({s.model.zoo for s in scenarios if s.model.zoo is not None})
+    for name in names:
+        print(f"{name:<16} {zoo_model_path(name)}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    run_dir, valid = _run_one(scenario, args, model=args.model)
+    print(run_dir)
+    return 0 if valid else 1
+
+
+def _bench(args: argparse.Namespace) -> int:
+    suite, base = _find_suite(args.suite)
+    profile = args.profile or suite.profile
+    scenarios = [load_scenario(base / name) for name in suite.scenarios]
+    done: list[Path] = []
+    status = 0
+    for scenario in scenarios:
+        try:
+            run_dir, valid = _run_one(scenario, args, profile=profile)
+        except HarnessError as exc:
+            print(f"error: {scenario.name}: {exc}", file=sys.stderr)
+            status = status or exc.exit_code
+            continue
+        done.append(run_dir)
+        status = status or (0 if valid else 1)
+    for run_dir in done:
+        print(run_dir)
+    return status
+
+
+def _run_one(scenario: Scenario, args: argparse.Namespace, *, model: Path | None = None,
+             profile: str | None = None) -> tuple[Path, bool]:
+    from harness.runner import RunRequest, run
+
+    request = RunRequest(scenario=scenario, profile=profile or args.profile, hw=args.hw,
+                         model_override=model, out_root=args.out)
+    print(f"== {scenario.name} ({scenario.scenario}, {request.profile} profile, HW={args.hw})",
+          file=sys.stderr)
+    run_dir, result = run(request, progress=sys.stderr)
+    print(render_summary(result, str(run_dir)))
+    print()
+    return run_dir, result.valid
+
+
+def _show(args: argparse.Namespace) -> int:
+    for run_dir in args.run_dirs:
+        print(render_summary(load_result(run_dir), str(run_dir)))
+    return 0
+
+
+def _find_suite(name: str) -> tuple[Suite, Path]:
+    path = Path(name)
+    if not path.suffix:
+        path = Path("scenarios") / f"{name}.yaml"
+    if path.is_file() and not is_suite_file(path):
+        raise ConfigError(f"{path}: is a scenario, not a suite; use `harness run {path}`")
+    return load_suite(path), path.parent
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

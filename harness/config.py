@@ -1,0 +1,261 @@
+"""Scenario and suite configuration: frozen dataclasses and a strict YAML loader."""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+
+from harness.errors import ConfigError
+
+SCHEMA_VERSION = 1
+ScenarioName = Literal["SingleStream", "Offline"]
+ProfileName = Literal["quick", "submission"]
+Precision = Literal["fp32", "fp16", "bf16", "int8"]
+OptLevel = Literal["disable", "basic", "extended", "all"]
+ExecutionMode = Literal["sequential", "parallel"]
+DataSource = Literal["synthetic", "npy"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelConfig:
+    """Which ONNX model to run: a zoo generator (`zoo`) or a file (`path`)."""
+
+    zoo: str | None = None
+    path: str | None = None
+    precision: Precision = "fp32"
+    dims: Mapping[str, int] = field(default_factory=dict)
+    loadgen_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.zoo is None) == (self.path is None):
+            raise ValueError("zoo: give exactly one of 'zoo' (a generated model) or 'path' (an ONNX file)")
+        for name, value in self.dims.items():
+            if value < 1:
+                raise ValueError(f"dims.{name}: must be >= 1, got {value}")
+
+    @property
+    def name(self) -> str:
+        """Short model name used in run directory names and LoadGen's config lookup."""
+        if self.zoo is not None:
+            return self.zoo
+        return Path(str(self.path)).stem
+
+
+@dataclass(frozen=True, kw_only=True)
+class RuntimeConfig:
+    """onnxruntime session options that change performance."""
+
+    graph_optimization_level: OptLevel = "all"
+    intra_op_threads: int = 0
+    inter_op_threads: int = 0
+    execution_mode: ExecutionMode = "sequential"
+    allow_spinning: bool = True
+
+    def __post_init__(self) -> None:
+        if self.intra_op_threads < 0 or self.inter_op_threads < 0:
+            raise ValueError("intra_op_threads/inter_op_threads: must be >= 0 (0 = default)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataConfig:
+    """Where the QSL's samples come from."""
+
+    source: DataSource = "synthetic"
+    dir: str | None = None
+    seed: int = 0
+    total_sample_count: int = 1024
+
+    def __post_init__(self) -> None:
+        if self.total_sample_count < 1:
+            raise ValueError(f"total_sample_count: must be >= 1, got {self.total_sample_count}")
+        if (self.source == "npy") != (self.dir is not None):
+            raise ValueError("dir: required when source is 'npy' and only then")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WarmupConfig:
+    """Untimed inferences before LoadGen starts; they also calibrate LoadGen's expectations."""
+
+    min_queries: int = 10
+    min_duration_ms: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.min_queries < 1:
+            raise ValueError(f"min_queries: must be >= 1, got {self.min_queries}")
+        if self.min_duration_ms < 0:
+            raise ValueError(f"min_duration_ms: must be >= 0, got {self.min_duration_ms}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class QuickConfig:
+    """LoadGen limits of the quick profile (development only, never submission-valid)."""
+
+    min_duration_ms: int = 15000
+    min_query_count: int = 100
+    performance_sample_count: int = 256
+
+    def __post_init__(self) -> None:
+        for key in ("min_duration_ms", "min_query_count", "performance_sample_count"):
+            if getattr(self, key) < 1:
+                raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """One benchmark: a model, a LoadGen scenario, a batch size and runtime settings."""
+
+    schema_version: int = SCHEMA_VERSION
+    name: str
+    scenario: ScenarioName
+    model: ModelConfig
+    batch_size: int = 1
+    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    warmup: WarmupConfig = field(default_factory=WarmupConfig)
+    quick: QuickConfig = field(default_factory=QuickConfig)
+
+    def __post_init__(self) -> None:
+        if self.schema_version != SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version: this beyond-tops reads version {SCHEMA_VERSION}, "
+                f"got {self.schema_version}; upgrade beyond-tops"
+            )
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size: must be >= 1, got {self.batch_size}")
+        if self.scenario == "SingleStream" and self.batch_size != 1:
+            raise ValueError(
+                f"batch_size: SingleStream issues one sample per query, so it must be 1 "
+                f"(got {self.batch_size}); use the Offline scenario for batching"
+            )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Suite:
+    """A named list of scenario files run together."""
+
+    name: str
+    profile: ProfileName = "quick"
+    scenarios: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.scenarios:
+            raise ValueError("scenarios: list at least one scenario file")
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read a scenario YAML file; every problem is a one-line ConfigError."""
+    return _load(path, Scenario)
+
+
+def load_suite(path: Path) -> Suite:
+    """Read a suite YAML file (a list of scenario files relative to it)."""
+    return _load(path, Suite)
+
+
+def is_suite_file(path: Path) -> bool:
+    """Whether a YAML file describes a suite (it has a top-level 'scenarios' list)."""
+    data = _read_yaml(path)
+    return isinstance(data, dict) and "scenarios" in data
+
+
+T = typing.TypeVar("T")
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file; list them with `ls scenarios/`") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{path}:{where}: {problem}") from None
+
+
+def _load(path: Path, cls: type[T]) -> T:
+    data = _read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of keys at the top level")
+    return _build(cls, data, str(path), "")
+
+
+def _build(cls: type[T], data: Mapping[str, Any], where: str, prefix: str) -> T:
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        allowed = ", ".join(sorted(fields))
+        raise ConfigError(f"{where}: unknown key '{prefix}{unknown[0]}' (allowed: {allowed})")
+    missing = [
+        name
+        for name, f in fields.items()
+        if name not in data
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING
+    ]
+    if missing:
+        raise ConfigError(f"{where}: missing required key '{prefix}{missing[0]}'")
+    kwargs = {k: _coerce(hints[k], v, where, f"{prefix}{k}") for k, v in data.items()}
+    try:
+        return cls(**kwargs)
+    except ValueError as exc:
+        message = str(exc)
+        raise ConfigError(f"{where}: {prefix}{message}" if prefix else f"{where}: {message}") from None
+
+
+def _coerce(tp: Any, value: Any, where: str, key: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _coerce(inner, value, where, key)
+    if origin is Literal:
+        if value not in args:
+            allowed = ", ".join(str(a) for a in args)
+            raise ConfigError(f"{where}: {key}: {value!r} is not allowed (allowed: {allowed})")
+        return value
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: {key}: expected a mapping, got {_kind(value)}")
+        return _build(tp, value, where, f"{key}.")  # type: ignore[arg-type]
+    if origin in (Mapping, dict):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: {key}: expected a mapping, got {_kind(value)}")
+        return {str(k): _coerce(args[1], v, where, f"{key}.{k}") for k, v in value.items()}
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: {key}: expected a list, got {_kind(value)}")
+        return tuple(_coerce(args[0], v, where, f"{key}[{i}]") for i, v in enumerate(value))
+    return _scalar(tp, value, where, key)
+
+
+def _scalar(tp: Any, value: Any, where: str, key: str) -> Any:
+    ok = {
+        bool: isinstance(value, bool),
+        int: isinstance(value, int) and not isinstance(value, bool),
+        float: isinstance(value, (int, float)) and not isinstance(value, bool),
+        str: isinstance(value, str),
+    }
+    if tp not in ok:
+        raise TypeError(f"config type {tp!r} is not supported by the loader")
+    if not ok[tp]:
+        raise ConfigError(f"{where}: {key}: expected {tp.__name__}, got {_kind(value)} {value!r}")
+    return float(value) if tp is float else value
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__

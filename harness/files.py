@@ -1,0 +1,57 @@
+"""Atomic file writes and run directories that are never overwritten."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+import time
+from pathlib import Path
+
+from harness.errors import ResultError
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write a file so readers see either nothing or all of it (temp file, fsync, rename)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:  # clean up on any exit, including Ctrl-C, then re-raise
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Atomic write of UTF-8 text."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def create_run_dir(root: Path, *, model: str, scenario: str) -> Path:
+    """Make `<root>/<UTC timestamp>-<model>-<scenario>-<short id>/`; an existing one is never reused."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResultError(f"{root}: cannot create the results directory ({exc.strerror}); "
+                          "pass a writable --out") from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise ResultError(f"{root}: results directory is not writable; pass a writable --out")
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    for _ in range(10):
+        path = root / f"{stamp}-{_safe(model)}-{scenario}-{secrets.token_hex(3)}"
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ResultError(f"{root}: cannot create a run directory ({exc.strerror})") from None
+        return path
+    raise ResultError(f"{root}: could not find a free run directory name")
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

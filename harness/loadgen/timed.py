@@ -1,0 +1,135 @@
+"""Run LoadGen's timed test: settings from mlperf.conf + user.conf, GC off, a progress line."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import mlperf_loadgen as lg
+
+from harness.config import ScenarioName
+from harness.errors import ConfigError, RunError
+from harness.loadgen.sut import OfflineSUT, SampleStore, SingleStreamSUT
+
+_SCENARIOS = {"SingleStream": lg.TestScenario.SingleStream, "Offline": lg.TestScenario.Offline}
+_MODES = {"performance": lg.TestMode.PerformanceOnly, "accuracy": lg.TestMode.AccuracyOnly}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TestPlan:
+    """Everything LoadGen needs for one timed test."""
+
+    scenario: ScenarioName
+    mode: str
+    model_key: str
+    mlperf_conf: Path
+    user_conf: Path
+    out_dir: Path
+    total_sample_count: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class Window:
+    """When the timed test ran, on the monotonic clock (ns)."""
+
+    start_ns: int
+    end_ns: int
+
+
+def load_settings(plan: TestPlan) -> lg.TestSettings:
+    """Official mlperf.conf first, then our user.conf on top."""
+    settings = lg.TestSettings()
+    for path, conf_type in ((plan.mlperf_conf, 0), (plan.user_conf, 1)):
+        if settings.FromConfig(str(path), plan.model_key, plan.scenario, conf_type) != 0:
+            raise RunError(f"{path}: LoadGen could not read it")
+    settings.scenario = _SCENARIOS[plan.scenario]
+    settings.mode = _MODES[plan.mode]
+    return settings
+
+
+def performance_sample_count(settings: lg.TestSettings, plan: TestPlan) -> int:
+    """How many samples LoadGen will load; more than the data holds is a config error."""
+    count = int(settings.performance_sample_count_override) or plan.total_sample_count
+    if count > plan.total_sample_count:
+        raise ConfigError(
+            f"data.total_sample_count: {plan.total_sample_count} is smaller than the "
+            f"performance_sample_count {count} LoadGen uses for '{plan.model_key}'; raise it"
+        )
+    return count
+
+
+def run_timed_test(
+    plan: TestPlan,
+    settings: lg.TestSettings,
+    sut: SingleStreamSUT | OfflineSUT,
+    store: SampleStore,
+    *,
+    progress: IO[str] | None = None,
+    clock: Callable[[], int] = time.monotonic_ns,
+) -> Window:
+    """Run the test; the garbage collector is off while LoadGen measures."""
+    count = performance_sample_count(settings, plan)
+    handle_sut = lg.ConstructSUT(sut.issue, sut.flush)
+    handle_qsl = lg.ConstructQSL(plan.total_sample_count, count, store.load, store.unload)
+    log = lg.LogSettings()
+    log.log_output.outdir = str(plan.out_dir)
+    log.log_output.copy_summary_to_stdout = False
+    log.enable_trace = False
+    reporter = _Progress(sut, int(settings.min_duration_ms), progress, clock)
+    gc.collect()
+    gc.disable()
+    start = clock()
+    reporter.start()
+    try:
+        lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log)
+    finally:
+        end = clock()
+        reporter.stop()
+        gc.enable()
+        lg.DestroyQSL(handle_qsl)
+        lg.DestroySUT(handle_sut)
+    return Window(start_ns=start, end_ns=end)
+
+
+class _Progress:
+    """A line showing elapsed time against the minimum duration and completed samples."""
+
+    def __init__(self, sut: SingleStreamSUT | OfflineSUT, min_duration_ms: int,
+                 stream: IO[str] | None, clock: Callable[[], int]) -> None:
+        self._sut, self._min_ms, self._stream, self._clock = sut, min_duration_ms, stream, clock
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._stream is None:
+            return
+        self._t0 = self._clock()
+        self._thread = threading.Thread(target=self._loop, name="progress", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._thread is None or self._stream is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        self._write(final=True)
+
+    def _loop(self) -> None:
+        interval_s = 1.0 if self._stream is not None and self._stream.isatty() else 10.0
+        while not self._stop.wait(interval_s):
+            self._write(final=False)
+
+    def _write(self, *, final: bool) -> None:
+        assert self._stream is not None
+        elapsed_s = (self._clock() - self._t0) / 1e9
+        line = (f"  LoadGen {elapsed_s:6.1f} s / min {self._min_ms / 1000:.0f} s, "
+                f"{self._sut.completed} samples done")
+        tty = self._stream.isatty()
+        end = "\n" if final or not tty else ""
+        self._stream.write(("\r" if tty else "") + line + end)
+        self._stream.flush()

@@ -1,0 +1,1 @@
+"""Model zoo, registry and validation."""

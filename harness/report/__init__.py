@@ -1,0 +1,1 @@
+"""Renderers and writers that read results and never touch hardware."""

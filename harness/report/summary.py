@@ -1,0 +1,49 @@
+"""The plain-text summary of a run that `run`, `bench` and `show` print."""
+
+from __future__ import annotations
+
+from harness.result import RunResult
+
+
+def render_summary(result: RunResult, run_dir: str | None = None) -> str:
+    """A short, aligned table of the numbers a user looks at first."""
+    verdict = "VALID" if result.valid else "INVALID"
+    if result.profile == "submission":
+        profile = "submission profile" + ("" if result.submission_valid else " (not valid)")
+    else:
+        profile = "quick profile - NOT submission-valid"
+    rows = [
+        ("result", f"{verdict} per LoadGen; {profile}"),
+        ("throughput", _throughput(result)),
+        ("latency", _latency(result)),
+        ("model", f"{result.model['name']} {result.model['precision']} "
+                  f"sha256 {str(result.model['sha256'])[:12]}"),
+        ("runtime", f"onnxruntime {result.versions['onnxruntime']} {','.join(result.providers)}"
+                    f" | LoadGen {result.versions['loadgen']}"),
+        ("warm-up", f"{result.warmup['queries']} queries in {result.warmup['duration_ms'] / 1000:.1f} s"),
+    ]
+    rows += [("reason", reason) for reason in result.invalid_reasons]
+    rows += [("warning", warning) for warning in result.warnings]
+    if run_dir is not None:
+        rows.append(("run dir", run_dir))
+    title = f"{result.scenario_name}: {result.scenario}, batch {result.batch_size}"
+    return "\n".join([title] + [f"  {key:<11} {value}" for key, value in rows])
+
+
+def _throughput(result: RunResult) -> str:
+    if result.samples_per_second is None:
+        return "n/a"
+    return f"{result.samples_per_second:,.1f} samples/s"
+
+
+def _latency(result: RunResult) -> str:
+    lat = result.latency_ns
+    if result.scenario == "Offline":
+        return "n/a (Offline measures throughput; see SingleStream for latency)"
+    parts = [f"{name} {_ms(lat.get(name))}" for name in ("p50", "p90", "p99")]
+    parts.append(f"early-stopping p90 {_ms(lat.get('early_stopping_p90'))}")
+    return "  ".join(parts)
+
+
+def _ms(value: int | None) -> str:
+    return "n/a" if value is None else f"{value / 1e6:.3f} ms"

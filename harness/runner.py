@@ -1,0 +1,220 @@
+"""One run, start to finish: the only place that wires config, models, runtime and LoadGen."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+import harness
+from harness.config import ProfileName, Scenario
+from harness.data import NpySource, SampleSource, SyntheticSource
+from harness.errors import RunError
+from harness.files import atomic_write_text, create_run_dir
+from harness.loadgen import conf as lgconf
+from harness.loadgen.logparse import (
+    effective_settings,
+    latency_percentiles_ns,
+    parse_detail_log,
+)
+from harness.loadgen.sut import OfflineSUT, SampleStore, SingleStreamSUT
+from harness.loadgen.timed import TestPlan, load_settings, run_timed_test
+from harness.models.registry import zoo_model_path
+from harness.models.validate import ModelInfo, inspect_model, resolve_dims
+from harness.result import INCOMPLETE_FILE, RunResult, write_result
+from harness.runtime.session import Session, create_session, onnxruntime_version
+from harness.runtime.targets import get_target
+
+QUICK_WARNING = "quick profile: shortened LoadGen run, NOT valid for an MLPerf submission"
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunRequest:
+    """What to run and where to put it."""
+
+    scenario: Scenario
+    profile: ProfileName = "quick"
+    hw: str = "cpu"
+    model_override: Path | None = None
+    out_root: Path = Path("results/runs")
+
+
+def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, RunResult]:
+    """Run one scenario and write its run directory; returns the directory and its result."""
+    scenario = request.scenario
+    target = get_target(request.hw)
+    info, dims, warnings = _prepare_model(request)
+    session = create_session(info.path, runtime=scenario.runtime, target=target, dims=dims)
+    source = _source(scenario, session)
+    run_dir = create_run_dir(request.out_root, model=_model_name(request), scenario=scenario.scenario)
+    atomic_write_text(run_dir / INCOMPLETE_FILE, "run started; no result yet\n")
+    warmup = _warm_up(scenario, session, source)
+    expected = lgconf.Expectation(latency_ns=warmup["median_latency_ns"],
+                                  samples_per_second=warmup["samples_per_second"])
+    model_key = scenario.model.loadgen_name or _model_name(request)
+    plan = _write_confs(request, run_dir, model_key, expected, source.total_count)
+    settings = load_settings(plan)
+    store = SampleStore(source, session.inputs)
+    sut = _make_sut(scenario, session, store)
+    try:
+        window = run_timed_test(plan, settings, sut, store, progress=progress)
+    except KeyboardInterrupt:
+        atomic_write_text(run_dir / INCOMPLETE_FILE, "interrupted (Ctrl-C) during LoadGen\n")
+        raise
+    if sut.error is not None:
+        _fail(run_dir, sut.error)
+    result = _result(request, run_dir, info, session, plan, warmup, window, warnings)
+    write_result(result, run_dir)
+    (run_dir / INCOMPLETE_FILE).unlink()
+    return run_dir, result
+
+
+def _prepare_model(request: RunRequest) -> tuple[ModelInfo, dict[str, int], list[str]]:
+    config = request.scenario.model
+    warnings: list[str] = []
+    if request.model_override is not None:
+        path = request.model_override
+    elif config.zoo is not None:
+        path = zoo_model_path(config.zoo)
+    else:
+        path = Path(str(config.path))
+    info = inspect_model(path)
+    dims = dict(config.dims)
+    if request.model_override is not None:
+        symbolic = {d for shape in info.inputs.values() for d in shape if isinstance(d, str)}
+        dropped = sorted(set(dims) - symbolic)
+        for name in dropped:
+            warnings.append(f"model.dims.{name} ignored: --model {path} has no such dim")
+            del dims[name]
+    resolved = resolve_dims(info, batch_size=request.scenario.batch_size, dims=dims)
+    return info, resolved, warnings
+
+
+def _model_name(request: RunRequest) -> str:
+    if request.model_override is not None:
+        return request.model_override.stem
+    return request.scenario.model.name
+
+
+def _source(scenario: Scenario, session: Session) -> SampleSource:
+    if scenario.data.source == "npy":
+        return NpySource(Path(str(scenario.data.dir)), session.inputs)
+    return SyntheticSource(session.inputs, total_count=scenario.data.total_sample_count,
+                           seed=scenario.data.seed)
+
+
+def _warm_up(scenario: Scenario, session: Session, source: SampleSource,
+             clock: Callable[[], int] = time.perf_counter_ns) -> dict[str, Any]:
+    """Untimed inferences until both the query and the time minimum are met."""
+    batch = session.inputs[0].shape[0]
+    feeds = {s.name: np.empty(s.shape, dtype=s.dtype) for s in session.inputs}
+    source.fill([i % source.total_count for i in range(batch)], feeds)
+    latencies: list[int] = []
+    start = clock()
+    while (len(latencies) < scenario.warmup.min_queries
+           or clock() - start < scenario.warmup.min_duration_ms * 1_000_000):
+        t0 = clock()
+        session.run(feeds)
+        latencies.append(clock() - t0)
+    median_ns = statistics.median(latencies)
+    return {
+        "queries": len(latencies),
+        "duration_ms": round((clock() - start) / 1e6, 3),
+        "median_latency_ns": median_ns,
+        "samples_per_second": batch * 1e9 / median_ns,
+    }
+
+
+def _write_confs(request: RunRequest, run_dir: Path, model_key: str,
+                 expected: lgconf.Expectation, total: int) -> TestPlan:
+    scenario = request.scenario
+    official = lgconf.official_mlperf_conf()
+    atomic_write_text(run_dir / "mlperf.conf", official)
+    overrides = lgconf.user_conf_overrides(scenario, request.profile, expected)
+    atomic_write_text(run_dir / "user.conf",
+                      lgconf.render_user_conf(model_key, scenario.scenario, overrides))
+    return TestPlan(scenario=scenario.scenario, mode="performance", model_key=model_key,
+                    mlperf_conf=run_dir / "mlperf.conf", user_conf=run_dir / "user.conf",
+                    out_dir=run_dir, total_sample_count=total)
+
+
+def _make_sut(scenario: Scenario, session: Session,
+              store: SampleStore) -> SingleStreamSUT | OfflineSUT:
+    if scenario.scenario == "SingleStream":
+        return SingleStreamSUT(session.run, store)
+    return OfflineSUT(session.run, store, session.inputs)
+
+
+def _fail(run_dir: Path, error: BaseException) -> None:
+    if isinstance(error, KeyboardInterrupt):
+        atomic_write_text(run_dir / INCOMPLETE_FILE, "interrupted (Ctrl-C) during LoadGen\n")
+        raise error
+    cause = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error) else ''}"
+    atomic_write_text(run_dir / INCOMPLETE_FILE, f"inference failed: {cause}\n")
+    raise RunError(f"{run_dir}: inference failed during LoadGen, run marked incomplete: {cause}")
+
+
+def _result(request: RunRequest, run_dir: Path, info: ModelInfo, session: Session,
+            plan: TestPlan, warmup: Mapping[str, Any], window: Any,
+            warnings: list[str]) -> RunResult:
+    log = parse_detail_log(run_dir / "mlperf_log_detail.txt")
+    scenario = request.scenario
+    valid = log.get("result_validity") == "VALID"
+    if request.profile == "quick":
+        warnings = [QUICK_WARNING, *warnings]
+    reasons = list(log.get("result_invalid_reason", []))
+    sps = log.get("result_samples_per_second")
+    if sps is None and log.get("result_qps_with_loadgen_overhead") is not None:
+        sps = float(log.get("result_qps_with_loadgen_overhead"))
+    return RunResult(
+        run_id=run_dir.name,
+        created_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        scenario=scenario.scenario,
+        scenario_name=scenario.name,
+        mode=plan.mode,
+        profile=request.profile,
+        submission_valid=valid and request.profile == "submission",
+        valid=valid,
+        invalid_reasons=reasons,
+        loadgen_errors=list(log.errors),
+        latency_ns=latency_percentiles_ns(log),
+        samples_per_second=None if sps is None else float(sps),
+        qps_with_loadgen_overhead=_float(log.get("result_qps_with_loadgen_overhead")),
+        qps_without_loadgen_overhead=_float(log.get("result_qps_without_loadgen_overhead")),
+        batch_size=scenario.batch_size,
+        model={"name": _model_name(request), "path": str(info.path), "sha256": info.sha256,
+               "precision": scenario.model.precision, "opset": info.opset,
+               "dims": session.settings["free_dimension_overrides"]},
+        hardware={"target": request.hw, "machine": platform.machine(),
+                  "processor": platform.processor()},
+        providers=list(session.providers),
+        runtime=session.settings,
+        versions=_versions(),
+        settings=effective_settings(log),
+        loadgen_config={"model_key": plan.model_key,
+                        "mlperf_conf_sha256": lgconf.sha256_text(plan.mlperf_conf.read_text()),
+                        "user_conf_sha256": lgconf.sha256_text(plan.user_conf.read_text())},
+        warmup=dict(warmup),
+        window={"duration_s": round((window.end_ns - window.start_ns) / 1e9, 3)},
+        warnings=warnings,
+    )
+
+
+def _versions() -> dict[str, str]:
+    versions = {"harness": harness.__version__, "python": platform.python_version(),
+                "onnxruntime": onnxruntime_version()}
+    for dist, key in (("mlcommons-loadgen", "loadgen"), ("numpy", "numpy"), ("onnx", "onnx")):
+        versions[key] = metadata.version(dist)
+    return versions
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)

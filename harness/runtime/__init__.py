@@ -1,0 +1,1 @@
+"""The only package that creates onnxruntime sessions: provider chains and session options."""
