@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness import __version__
-from harness.config import Scenario, Suite, is_suite_file, load_scenario, load_suite
+from harness.config import ProfileName, Scenario, Suite, is_suite_file, load_scenario, load_suite
 from harness.errors import ConfigError, HarnessError
 from harness.report.summary import render_summary
 from harness.result import load_result
@@ -50,7 +50,9 @@ def _parser() -> argparse.ArgumentParser:
 
     models = verbs.add_parser("models", help="list or build the model zoo")
     models_verbs = models.add_subparsers(dest="action", required=True, metavar="ACTION")
-    models_verbs.add_parser("list", help="list zoo and official models").set_defaults(func=_models_list)
+    models_verbs.add_parser("list", help="list zoo and official models").set_defaults(
+        func=_models_list
+    )
     build = models_verbs.add_parser("build", help="generate zoo models into the cache")
     build.add_argument("names", nargs="*", help="zoo model names (default: those the suite needs)")
     build.add_argument("--suite", default="quick", help="suite whose models to build")
@@ -58,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
 
     run = verbs.add_parser("run", help="run one scenario")
     run.add_argument("scenario", type=Path, help="scenario YAML file")
-    run.add_argument("--model", type=Path, help="run this ONNX file instead of the scenario's model")
+    run.add_argument(
+        "--model", type=Path, help="run this ONNX file instead of the scenario's model"
+    )
     _common(run, profile_default="quick")
     run.set_defaults(func=_run)
 
@@ -74,11 +78,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> None:
-    parser.add_argument("--profile", choices=("quick", "submission"), default=profile_default,
-                        help="quick (short, development) or submission (MLPerf rules)")
+    parser.add_argument(
+        "--profile",
+        choices=("quick", "submission"),
+        default=profile_default,
+        help="quick (short, development) or submission (MLPerf rules)",
+    )
     parser.add_argument("--hw", default="cpu", help="hardware target (default: cpu)")
-    parser.add_argument("--out", type=Path, default=Path("results/runs"),
-                        help="directory for run directories (default: results/runs)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/runs"),
+        help="directory for run directories (default: results/runs)",
+    )
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -132,18 +144,38 @@ def _bench(args: argparse.Namespace) -> int:
     return status
 
 
-def _run_one(scenario: Scenario, args: argparse.Namespace, *, model: Path | None = None,
-             profile: str | None = None) -> tuple[Path, bool]:
+def _run_one(
+    scenario: Scenario,
+    args: argparse.Namespace,
+    *,
+    model: Path | None = None,
+    profile: str | None = None,
+) -> tuple[Path, bool]:
     from harness.runner import RunRequest, run
 
-    request = RunRequest(scenario=scenario, profile=profile or args.profile, hw=args.hw,
-                         model_override=model, out_root=args.out)
-    print(f"== {scenario.name} ({scenario.scenario}, {request.profile} profile, HW={args.hw})",
-          file=sys.stderr)
+    request = RunRequest(
+        scenario=scenario,
+        profile=_profile(profile or args.profile),
+        hw=args.hw,
+        model_override=model,
+        out_root=args.out,
+    )
+    print(
+        f"== {scenario.name} ({scenario.scenario}, {request.profile} profile, HW={args.hw})",
+        file=sys.stderr,
+    )
     run_dir, result = run(request, progress=sys.stderr)
     print(render_summary(result, str(run_dir)))
     print()
     return run_dir, result.valid
+
+
+def _profile(value: str) -> ProfileName:
+    if value == "quick":
+        return "quick"
+    if value == "submission":
+        return "submission"
+    raise ConfigError(f"profile: {value!r} is not allowed (allowed: quick, submission)")
 
 
 def _show(args: argparse.Namespace) -> int:

@@ -35,7 +35,9 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         if (self.zoo is None) == (self.path is None):
-            raise ValueError("zoo: give exactly one of 'zoo' (a generated model) or 'path' (an ONNX file)")
+            raise ValueError(
+                "zoo: give exactly one of 'zoo' (a generated model) or 'path' (an ONNX file)"
+            )
         for name, value in self.dims.items():
             if value < 1:
                 raise ValueError(f"dims.{name}: must be >= 1, got {value}")
@@ -212,7 +214,9 @@ def _build(cls: type[T], data: Mapping[str, Any], where: str, prefix: str) -> T:
         return cls(**kwargs)
     except ValueError as exc:
         message = str(exc)
-        raise ConfigError(f"{where}: {prefix}{message}" if prefix else f"{where}: {message}") from None
+        raise ConfigError(
+            f"{where}: {prefix}{message}" if prefix else f"{where}: {message}"
+        ) from None
 
 
 def _coerce(tp: Any, value: Any, where: str, key: str) -> Any:

@@ -17,9 +17,17 @@ _MAX_SYNTHETIC_ID = 100
 class SampleSpec(Protocol):
     """A model input: its name, element type and shape (axis 0 is the batch)."""
 
-    name: str
-    dtype: np.dtype[Any]
-    shape: tuple[int, ...]
+    @property
+    def name(self) -> str:
+        """The input's name in the model."""
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """Its element type."""
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Its full shape, batch first."""
 
 
 class SampleSource(Protocol):
@@ -79,14 +87,16 @@ def _synthetic(rng: np.random.Generator, spec: SampleSpec) -> np.ndarray:
     if "mask" in lowered:
         return np.ones(shape, dtype=spec.dtype)
     if shape and ("type" in lowered or "segment" in lowered):
-        return (np.arange(shape[-1]) >= shape[-1] // 2).astype(spec.dtype) * np.ones(shape, spec.dtype)
+        return (np.arange(shape[-1]) >= shape[-1] // 2).astype(spec.dtype) * np.ones(
+            shape, spec.dtype
+        )
     return rng.integers(0, _MAX_SYNTHETIC_ID, size=shape, dtype=spec.dtype)
 
 
 def _load_npy(directory: Path, spec: SampleSpec) -> np.ndarray:
     path = directory / npy_file_name(spec.name)
     try:
-        array = np.load(path, mmap_mode="r", allow_pickle=False)
+        array: np.ndarray = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         raise ConfigError(f"{path}: missing; data.dir needs one .npy per model input") from None
     except ValueError as exc:

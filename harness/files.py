@@ -32,12 +32,13 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def create_run_dir(root: Path, *, model: str, scenario: str) -> Path:
-    """Make `<root>/<UTC timestamp>-<model>-<scenario>-<short id>/`; an existing one is never reused."""
+    """Make `<root>/<UTC time>-<model>-<scenario>-<short id>/`; never reuses an existing one."""
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ResultError(f"{root}: cannot create the results directory ({exc.strerror}); "
-                          "pass a writable --out") from None
+        raise ResultError(
+            f"{root}: cannot create the results directory ({exc.strerror}); pass a writable --out"
+        ) from None
     if not os.access(root, os.W_OK | os.X_OK):
         raise ResultError(f"{root}: results directory is not writable; pass a writable --out")
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())

@@ -70,16 +70,22 @@ def load_result(run_dir: Path) -> RunResult:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ResultError(f"{path}: no such result; pass a run directory under results/runs/") from None
+        raise ResultError(
+            f"{path}: no such result; pass a run directory under results/runs/"
+        ) from None
     except (OSError, json.JSONDecodeError) as exc:
         raise ResultError(f"{path}: not readable JSON ({exc})") from None
     version = data.get("schema_version") if isinstance(data, dict) else None
     if not isinstance(version, int):
         raise ResultError(f"{path}: no schema_version; not a beyond-tops result")
     if version > SCHEMA_VERSION:
-        raise ResultError(f"{path}: schema_version {version} was written by a newer beyond-tops; upgrade")
+        raise ResultError(
+            f"{path}: schema_version {version} was written by a newer beyond-tops; upgrade"
+        )
     if version < SCHEMA_VERSION:
-        raise ResultError(f"{path}: schema_version {version} is older than {SCHEMA_VERSION}; re-run it")
+        raise ResultError(
+            f"{path}: schema_version {version} is older than {SCHEMA_VERSION}; re-run it"
+        )
     names = {f.name for f in dataclasses.fields(RunResult)}
     if set(data) != names:
         raise ResultError(f"{path}: keys do not match schema_version {version}; re-run it")

@@ -54,11 +54,14 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
     info, dims, warnings = _prepare_model(request)
     session = create_session(info.path, runtime=scenario.runtime, target=target, dims=dims)
     source = _source(scenario, session)
-    run_dir = create_run_dir(request.out_root, model=_model_name(request), scenario=scenario.scenario)
+    run_dir = create_run_dir(
+        request.out_root, model=_model_name(request), scenario=scenario.scenario
+    )
     atomic_write_text(run_dir / INCOMPLETE_FILE, "run started; no result yet\n")
     warmup = _warm_up(scenario, session, source)
-    expected = lgconf.Expectation(latency_ns=warmup["median_latency_ns"],
-                                  samples_per_second=warmup["samples_per_second"])
+    expected = lgconf.Expectation(
+        latency_ns=warmup["median_latency_ns"], samples_per_second=warmup["samples_per_second"]
+    )
     model_key = scenario.model.loadgen_name or _model_name(request)
     plan = _write_confs(request, run_dir, model_key, expected, source.total_count)
     settings = load_settings(plan)
@@ -107,20 +110,27 @@ def _model_name(request: RunRequest) -> str:
 def _source(scenario: Scenario, session: Session) -> SampleSource:
     if scenario.data.source == "npy":
         return NpySource(Path(str(scenario.data.dir)), session.inputs)
-    return SyntheticSource(session.inputs, total_count=scenario.data.total_sample_count,
-                           seed=scenario.data.seed)
+    return SyntheticSource(
+        session.inputs, total_count=scenario.data.total_sample_count, seed=scenario.data.seed
+    )
 
 
-def _warm_up(scenario: Scenario, session: Session, source: SampleSource,
-             clock: Callable[[], int] = time.perf_counter_ns) -> dict[str, Any]:
+def _warm_up(
+    scenario: Scenario,
+    session: Session,
+    source: SampleSource,
+    clock: Callable[[], int] = time.perf_counter_ns,
+) -> dict[str, Any]:
     """Untimed inferences until both the query and the time minimum are met."""
     batch = session.inputs[0].shape[0]
     feeds = {s.name: np.empty(s.shape, dtype=s.dtype) for s in session.inputs}
     source.fill([i % source.total_count for i in range(batch)], feeds)
     latencies: list[int] = []
     start = clock()
-    while (len(latencies) < scenario.warmup.min_queries
-           or clock() - start < scenario.warmup.min_duration_ms * 1_000_000):
+    while (
+        len(latencies) < scenario.warmup.min_queries
+        or clock() - start < scenario.warmup.min_duration_ms * 1_000_000
+    ):
         t0 = clock()
         session.run(feeds)
         latencies.append(clock() - t0)
@@ -133,21 +143,30 @@ def _warm_up(scenario: Scenario, session: Session, source: SampleSource,
     }
 
 
-def _write_confs(request: RunRequest, run_dir: Path, model_key: str,
-                 expected: lgconf.Expectation, total: int) -> TestPlan:
+def _write_confs(
+    request: RunRequest, run_dir: Path, model_key: str, expected: lgconf.Expectation, total: int
+) -> TestPlan:
     scenario = request.scenario
     official = lgconf.official_mlperf_conf()
     atomic_write_text(run_dir / "mlperf.conf", official)
     overrides = lgconf.user_conf_overrides(scenario, request.profile, expected)
-    atomic_write_text(run_dir / "user.conf",
-                      lgconf.render_user_conf(model_key, scenario.scenario, overrides))
-    return TestPlan(scenario=scenario.scenario, mode="performance", model_key=model_key,
-                    mlperf_conf=run_dir / "mlperf.conf", user_conf=run_dir / "user.conf",
-                    out_dir=run_dir, total_sample_count=total)
+    atomic_write_text(
+        run_dir / "user.conf", lgconf.render_user_conf(model_key, scenario.scenario, overrides)
+    )
+    return TestPlan(
+        scenario=scenario.scenario,
+        mode="performance",
+        model_key=model_key,
+        mlperf_conf=run_dir / "mlperf.conf",
+        user_conf=run_dir / "user.conf",
+        out_dir=run_dir,
+        total_sample_count=total,
+    )
 
 
-def _make_sut(scenario: Scenario, session: Session,
-              store: SampleStore) -> SingleStreamSUT | OfflineSUT:
+def _make_sut(
+    scenario: Scenario, session: Session, store: SampleStore
+) -> SingleStreamSUT | OfflineSUT:
     if scenario.scenario == "SingleStream":
         return SingleStreamSUT(session.run, store)
     return OfflineSUT(session.run, store, session.inputs)
@@ -162,9 +181,16 @@ def _fail(run_dir: Path, error: BaseException) -> None:
     raise RunError(f"{run_dir}: inference failed during LoadGen, run marked incomplete: {cause}")
 
 
-def _result(request: RunRequest, run_dir: Path, info: ModelInfo, session: Session,
-            plan: TestPlan, warmup: Mapping[str, Any], window: Any,
-            warnings: list[str]) -> RunResult:
+def _result(
+    request: RunRequest,
+    run_dir: Path,
+    info: ModelInfo,
+    session: Session,
+    plan: TestPlan,
+    warmup: Mapping[str, Any],
+    window: Any,
+    warnings: list[str],
+) -> RunResult:
     log = parse_detail_log(run_dir / "mlperf_log_detail.txt")
     scenario = request.scenario
     valid = log.get("result_validity") == "VALID"
@@ -190,18 +216,28 @@ def _result(request: RunRequest, run_dir: Path, info: ModelInfo, session: Sessio
         qps_with_loadgen_overhead=_float(log.get("result_qps_with_loadgen_overhead")),
         qps_without_loadgen_overhead=_float(log.get("result_qps_without_loadgen_overhead")),
         batch_size=scenario.batch_size,
-        model={"name": _model_name(request), "path": str(info.path), "sha256": info.sha256,
-               "precision": scenario.model.precision, "opset": info.opset,
-               "dims": session.settings["free_dimension_overrides"]},
-        hardware={"target": request.hw, "machine": platform.machine(),
-                  "processor": platform.processor()},
+        model={
+            "name": _model_name(request),
+            "path": str(info.path),
+            "sha256": info.sha256,
+            "precision": scenario.model.precision,
+            "opset": info.opset,
+            "dims": session.settings["free_dimension_overrides"],
+        },
+        hardware={
+            "target": request.hw,
+            "machine": platform.machine(),
+            "processor": platform.processor(),
+        },
         providers=list(session.providers),
         runtime=session.settings,
         versions=_versions(),
         settings=effective_settings(log),
-        loadgen_config={"model_key": plan.model_key,
-                        "mlperf_conf_sha256": lgconf.sha256_text(plan.mlperf_conf.read_text()),
-                        "user_conf_sha256": lgconf.sha256_text(plan.user_conf.read_text())},
+        loadgen_config={
+            "model_key": plan.model_key,
+            "mlperf_conf_sha256": lgconf.sha256_text(plan.mlperf_conf.read_text()),
+            "user_conf_sha256": lgconf.sha256_text(plan.user_conf.read_text()),
+        },
         warmup=dict(warmup),
         window={"duration_s": round((window.end_ns - window.start_ns) / 1e9, 3)},
         warnings=warnings,
@@ -209,8 +245,11 @@ def _result(request: RunRequest, run_dir: Path, info: ModelInfo, session: Sessio
 
 
 def _versions() -> dict[str, str]:
-    versions = {"harness": harness.__version__, "python": platform.python_version(),
-                "onnxruntime": onnxruntime_version()}
+    versions = {
+        "harness": harness.__version__,
+        "python": platform.python_version(),
+        "onnxruntime": onnxruntime_version(),
+    }
     for dist, key in (("mlcommons-loadgen", "loadgen"), ("numpy", "numpy"), ("onnx", "onnx")):
         versions[key] = metadata.version(dist)
     return versions

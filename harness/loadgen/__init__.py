@@ -1,1 +1,1 @@
-"""The only package that imports mlperf_loadgen: settings, QSL, SUTs, the timed test and its logs."""
+"""The only package importing mlperf_loadgen: settings, QSL, SUTs, timed test, logs."""

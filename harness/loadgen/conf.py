@@ -69,7 +69,9 @@ def user_conf_overrides(
     return overrides
 
 
-def render_user_conf(model_key: str, scenario_name: str, overrides: Mapping[str, int | float]) -> str:
+def render_user_conf(
+    model_key: str, scenario_name: str, overrides: Mapping[str, int | float]
+) -> str:
     """Format overrides as user.conf lines: `model.scenario.key = value`."""
     lines = ["# written by beyond-tops; applied on top of LoadGen's official mlperf.conf"]
     lines += [f"{model_key}.{scenario_name}.{key} = {value}" for key, value in overrides.items()]

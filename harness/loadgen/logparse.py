@@ -11,8 +11,14 @@ from typing import Any
 from harness.errors import ResultError
 
 _PREFIX = ":::MLLOG "
-PERCENTILES = {"p50": "50.00", "p90": "90.00", "p95": "95.00", "p97": "97.00", "p99": "99.00",
-               "p999": "99.90"}
+PERCENTILES = {
+    "p50": "50.00",
+    "p90": "90.00",
+    "p95": "95.00",
+    "p97": "97.00",
+    "p99": "99.00",
+    "p999": "99.90",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,7 +44,7 @@ def parse_detail_lines(lines: Iterable[str], source: str = "<lines>") -> DetailL
         if not line.startswith(_PREFIX):
             continue
         try:
-            entry = json.loads(line[len(_PREFIX):])
+            entry = json.loads(line[len(_PREFIX) :])
             key, value = entry["key"], entry["value"]
         except (json.JSONDecodeError, KeyError, TypeError):
             raise ResultError(f"{source}:{number}: not a valid :::MLLOG line") from None
@@ -80,7 +86,7 @@ def latency_percentiles_ns(log: DetailLog) -> dict[str, int | None]:
 def effective_settings(log: DetailLog) -> dict[str, Any]:
     """The settings LoadGen actually used (its `effective_*` keys, prefix removed)."""
     prefix = "effective_"
-    return {k[len(prefix):]: v for k, v in sorted(log.values.items()) if k.startswith(prefix)}
+    return {k[len(prefix) :]: v for k, v in sorted(log.values.items()) if k.startswith(prefix)}
 
 
 def _int_or_none(value: Any) -> int | None:

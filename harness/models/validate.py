@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 
 import onnx
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
 from harness.errors import ModelError
 
@@ -41,7 +41,8 @@ def runtime_max_opset() -> int:
     """The newest ai.onnx opset the installed onnxruntime knows."""
     from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
 
-    return max(s.since_version for s in ort_c.get_all_operator_schema() if s.domain in ("", "ai.onnx"))
+    schemas = ort_c.get_all_operator_schema()
+    return max(int(s.since_version) for s in schemas if s.domain in ("", "ai.onnx"))
 
 
 def inspect_model(path: Path) -> ModelInfo:
@@ -67,8 +68,13 @@ def inspect_model(path: Path) -> ModelInfo:
         for i in model.graph.input
         if i.name not in initializers
     }
-    return ModelInfo(path=path, sha256=file_sha256(path), opset=opset, inputs=inputs,
-                     outputs=tuple(o.name for o in model.graph.output))
+    return ModelInfo(
+        path=path,
+        sha256=file_sha256(path),
+        opset=opset,
+        inputs=inputs,
+        outputs=tuple(o.name for o in model.graph.output),
+    )
 
 
 def resolve_dims(info: ModelInfo, *, batch_size: int, dims: Mapping[str, int]) -> dict[str, int]:

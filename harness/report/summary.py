@@ -16,11 +16,20 @@ def render_summary(result: RunResult, run_dir: str | None = None) -> str:
         ("result", f"{verdict} per LoadGen; {profile}"),
         ("throughput", _throughput(result)),
         ("latency", _latency(result)),
-        ("model", f"{result.model['name']} {result.model['precision']} "
-                  f"sha256 {str(result.model['sha256'])[:12]}"),
-        ("runtime", f"onnxruntime {result.versions['onnxruntime']} {','.join(result.providers)}"
-                    f" | LoadGen {result.versions['loadgen']}"),
-        ("warm-up", f"{result.warmup['queries']} queries in {result.warmup['duration_ms'] / 1000:.1f} s"),
+        (
+            "model",
+            f"{result.model['name']} {result.model['precision']} "
+            f"sha256 {str(result.model['sha256'])[:12]}",
+        ),
+        (
+            "runtime",
+            f"onnxruntime {result.versions['onnxruntime']} {','.join(result.providers)}"
+            f" | LoadGen {result.versions['loadgen']}",
+        ),
+        (
+            "warm-up",
+            f"{result.warmup['queries']} queries in {result.warmup['duration_ms'] / 1000:.1f} s",
+        ),
     ]
     rows += [("reason", reason) for reason in result.invalid_reasons]
     rows += [("warning", warning) for warning in result.warnings]

@@ -48,8 +48,12 @@ class TensorSpec:
 class Session:
     """An onnxruntime session with resolved input specs; `run` is the hot path."""
 
-    def __init__(self, session: ort.InferenceSession, inputs: Sequence[TensorSpec],
-                 settings: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        session: ort.InferenceSession,
+        inputs: Sequence[TensorSpec],
+        settings: Mapping[str, Any],
+    ) -> None:
         self._session = session
         self.inputs = tuple(inputs)
         self.output_names = [o.name for o in session.get_outputs()]
@@ -61,16 +65,18 @@ class Session:
         return self._session.run(self.output_names, feeds)  # type: ignore[no-any-return]
 
 
-def create_session(model_path: Path, *, runtime: RuntimeConfig, target: HardwareTarget,
-                   dims: Mapping[str, int]) -> Session:
+def create_session(
+    model_path: Path, *, runtime: RuntimeConfig, target: HardwareTarget, dims: Mapping[str, int]
+) -> Session:
     """Create a session with every symbolic dimension fixed from `dims` (batch included)."""
     options = _session_options(runtime)
     for name, value in dims.items():
         options.add_free_dimension_override_by_name(name, value)
     _check_providers_available(target)
     try:
-        session = ort.InferenceSession(str(model_path), sess_options=options,
-                                       providers=list(target.providers))
+        session = ort.InferenceSession(
+            str(model_path), sess_options=options, providers=list(target.providers)
+        )
     except Exception as exc:  # onnxruntime raises its own untyped errors; map them once, here
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelError(f"{model_path}: onnxruntime cannot load it: {first}") from None
@@ -88,7 +94,7 @@ def create_session(model_path: Path, *, runtime: RuntimeConfig, target: Hardware
         "execution_mode": runtime.execution_mode,
         "allow_spinning": runtime.allow_spinning,
         "free_dimension_overrides": dict(dims),
-        "provider_options": {p: o for p, o in zip(used, session.get_provider_options().values())},
+        "provider_options": dict(session.get_provider_options()),
     }
     return Session(session, inputs, settings)
 

@@ -17,7 +17,9 @@ class HardwareTarget:
 
 
 TARGETS: dict[str, HardwareTarget] = {
-    "cpu": HardwareTarget(name="cpu", ort_package="onnxruntime", providers=("CPUExecutionProvider",)),
+    "cpu": HardwareTarget(
+        name="cpu", ort_package="onnxruntime", providers=("CPUExecutionProvider",)
+    ),
 }
 PLANNED = ("nvidia", "rocm")
 
