@@ -16,6 +16,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -52,6 +53,12 @@ def create_run_dir(root: Path, *, model: str, scenario: str) -> Path:
             raise ResultError(f"{root}: cannot create a run directory ({exc.strerror})") from None
         return path
     raise ResultError(f"{root}: could not find a free run directory name")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _safe(name: str) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 import harness
 from harness.config import ProfileName, Scenario
 from harness.data import NpySource, SampleSource, SyntheticSource
-from harness.errors import RunError
+from harness.errors import HarnessError, RunError
 from harness.files import atomic_write_text, create_run_dir
 from harness.loadgen import conf as lgconf
 from harness.loadgen.logparse import (
@@ -58,6 +58,29 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
         request.out_root, model=_model_name(request), scenario=scenario.scenario
     )
     atomic_write_text(run_dir / INCOMPLETE_FILE, "run started; no result yet\n")
+    try:
+        result = _measure(request, run_dir, info, session, source, warnings, progress)
+    except KeyboardInterrupt:
+        atomic_write_text(run_dir / INCOMPLETE_FILE, "interrupted (Ctrl-C)\n")
+        raise
+    except HarnessError as exc:
+        atomic_write_text(run_dir / INCOMPLETE_FILE, f"failed: {exc}\n")
+        raise
+    write_result(result, run_dir)
+    (run_dir / INCOMPLETE_FILE).unlink()
+    return run_dir, result
+
+
+def _measure(
+    request: RunRequest,
+    run_dir: Path,
+    info: ModelInfo,
+    session: Session,
+    source: SampleSource,
+    warnings: list[str],
+    progress: IO[str] | None,
+) -> RunResult:
+    scenario = request.scenario
     warmup = _warm_up(scenario, session, source)
     expected = lgconf.Expectation(
         latency_ns=warmup["median_latency_ns"], samples_per_second=warmup["samples_per_second"]
@@ -67,17 +90,12 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
     settings = load_settings(plan)
     store = SampleStore(source, session.inputs)
     sut = _make_sut(scenario, session, store)
-    try:
-        window = run_timed_test(plan, settings, sut, store, progress=progress)
-    except KeyboardInterrupt:
-        atomic_write_text(run_dir / INCOMPLETE_FILE, "interrupted (Ctrl-C) during LoadGen\n")
-        raise
+    window = run_timed_test(plan, settings, sut, store, progress=progress)
+    if isinstance(sut.error, KeyboardInterrupt):
+        raise sut.error
     if sut.error is not None:
-        _fail(run_dir, sut.error)
-    result = _result(request, run_dir, info, session, plan, warmup, window, warnings)
-    write_result(result, run_dir)
-    (run_dir / INCOMPLETE_FILE).unlink()
-    return run_dir, result
+        raise RunError(f"{run_dir}: inference failed during LoadGen: {_describe(sut.error)}")
+    return _result(request, run_dir, info, session, plan, warmup, window, warnings)
 
 
 def _prepare_model(request: RunRequest) -> tuple[ModelInfo, dict[str, int], list[str]]:
@@ -132,7 +150,10 @@ def _warm_up(
         or clock() - start < scenario.warmup.min_duration_ms * 1_000_000
     ):
         t0 = clock()
-        session.run(feeds)
+        try:
+            session.run(feeds)
+        except Exception as exc:  # onnxruntime's errors are untyped; report the cause once
+            raise RunError(f"inference failed during warm-up: {_describe(exc)}") from None
         latencies.append(clock() - t0)
     median_ns = statistics.median(latencies)
     return {
@@ -172,13 +193,9 @@ def _make_sut(
     return OfflineSUT(session.run, store, session.inputs)
 
 
-def _fail(run_dir: Path, error: BaseException) -> None:
-    if isinstance(error, KeyboardInterrupt):
-        atomic_write_text(run_dir / INCOMPLETE_FILE, "interrupted (Ctrl-C) during LoadGen\n")
-        raise error
-    cause = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error) else ''}"
-    atomic_write_text(run_dir / INCOMPLETE_FILE, f"inference failed: {cause}\n")
-    raise RunError(f"{run_dir}: inference failed during LoadGen, run marked incomplete: {cause}")
+def _describe(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
 
 
 def _result(

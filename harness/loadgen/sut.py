@@ -51,6 +51,11 @@ class _SUT:
         self.completed = 0
         self.error: BaseException | None = None
 
+    def request_stop(self, reason: BaseException) -> None:
+        """Stop inferring: every sample from now on completes at once, with no data."""
+        if self.error is None:
+            self.error = reason
+
     def flush(self) -> None:
         """LoadGen's flush callback; nothing is buffered."""
 
@@ -77,7 +82,7 @@ class SingleStreamSUT(_SUT):
                 )
                 done += 1
                 self.completed += 1
-        except (Exception, KeyboardInterrupt) as exc:  # must not unwind into LoadGen's C++
+        except Exception as exc:  # must not unwind into LoadGen's C++ thread
             self._abort(exc, samples[done:])
 
 
@@ -97,11 +102,15 @@ class OfflineSUT(_SUT):
         done = 0
         try:
             for start in range(0, len(samples), self.batch_size):
+                if self.error is not None:
+                    break
                 chunk = samples[start : start + self.batch_size]
                 self._run_batch(chunk)
                 done = start + len(chunk)
                 self.completed = done
-        except (Exception, KeyboardInterrupt) as exc:  # must not unwind into LoadGen's C++
+            if done < len(samples):
+                self._abort(self.error or RuntimeError("stopped"), samples[done:])
+        except Exception as exc:  # must not unwind into LoadGen's C++ thread
             self._abort(exc, samples[done:])
 
     def _run_batch(self, chunk: Sequence[Any]) -> None:

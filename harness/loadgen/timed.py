@@ -72,7 +72,12 @@ def run_timed_test(
     progress: IO[str] | None = None,
     clock: Callable[[], int] = time.monotonic_ns,
 ) -> Window:
-    """Run the test; the garbage collector is off while LoadGen measures."""
+    """Run the test with the garbage collector off; Ctrl-C stops it cleanly.
+
+    LoadGen runs in a worker thread while the main thread waits in Python: a signal can only
+    be handled there, so Ctrl-C aborts the SUT (remaining samples complete empty), LoadGen
+    finishes and writes its logs, and KeyboardInterrupt is raised here afterwards.
+    """
     count = performance_sample_count(settings, plan)
     handle_sut = lg.ConstructSUT(sut.issue, sut.flush)
     handle_qsl = lg.ConstructQSL(plan.total_sample_count, count, store.load, store.unload)
@@ -84,20 +89,52 @@ def run_timed_test(
     # steals a core from onnxruntime's pool: +10 % SingleStream p50 on the tiny model
     # (benchmarks/overhead.py). Writing the log after the test costs memory, not time.
     log.log_mode = lg.LoggingMode.EndOfTestOnly
+    failures: list[Exception] = []
+    finished = threading.Event()
+
+    def start_test() -> None:
+        try:
+            lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log)
+        except Exception as exc:  # re-raised in the calling thread below
+            failures.append(exc)
+        finally:
+            finished.set()
+
+    worker = threading.Thread(target=start_test, name="loadgen", daemon=True)
     reporter = _Progress(sut, int(settings.min_duration_ms), progress, clock)
     gc.collect()
     gc.disable()
     start = clock()
-    reporter.start()
     try:
-        lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log)
+        worker.start()
+        _wait(finished, sut, reporter)
     finally:
         end = clock()
-        reporter.stop()
         gc.enable()
-        lg.DestroyQSL(handle_qsl)
-        lg.DestroySUT(handle_sut)
+        if finished.is_set():  # never free what a running LoadGen still uses
+            lg.DestroyQSL(handle_qsl)
+            lg.DestroySUT(handle_sut)
+    if failures:
+        raise RunError(f"{plan.out_dir}: LoadGen failed: {failures[0]}")
     return Window(start_ns=start, end_ns=end)
+
+
+def _wait(
+    finished: threading.Event, sut: SingleStreamSUT | OfflineSUT, reporter: _Progress
+) -> None:
+    # An Event, not Thread.join: a join interrupted by Ctrl-C can report a live thread as done.
+    interrupted = False
+    while True:
+        try:
+            while not finished.wait(reporter.interval_s):
+                reporter.tick()
+            break
+        except KeyboardInterrupt:  # the SUT completes the rest at once; LoadGen then ends
+            interrupted = True
+            sut.request_stop(KeyboardInterrupt())
+    reporter.done()
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 class _Progress:
@@ -111,36 +148,26 @@ class _Progress:
         clock: Callable[[], int],
     ) -> None:
         self._sut, self._min_ms, self._stream, self._clock = sut, min_duration_ms, stream, clock
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._tty = stream is not None and stream.isatty()
+        self.interval_s = 1.0 if self._tty else 10.0
+        self._t0 = clock()
 
-    def start(self) -> None:
-        if self._stream is None:
-            return
-        self._t0 = self._clock()
-        self._thread = threading.Thread(target=self._loop, name="progress", daemon=True)
-        self._thread.start()
+    def tick(self) -> None:
+        """Show the current state (in place on a terminal, one line per interval elsewhere)."""
+        self._write(final=False)
 
-    def stop(self) -> None:
-        if self._thread is None or self._stream is None:
-            return
-        self._stop.set()
-        self._thread.join()
+    def done(self) -> None:
+        """Show the final state."""
         self._write(final=True)
 
-    def _loop(self) -> None:
-        interval_s = 1.0 if self._stream is not None and self._stream.isatty() else 10.0
-        while not self._stop.wait(interval_s):
-            self._write(final=False)
-
     def _write(self, *, final: bool) -> None:
-        assert self._stream is not None
+        if self._stream is None:
+            return
         elapsed_s = (self._clock() - self._t0) / 1e9
         line = (
             f"  LoadGen {elapsed_s:6.1f} s / min {self._min_ms / 1000:.0f} s, "
             f"{self._sut.completed} samples done"
         )
-        tty = self._stream.isatty()
-        end = "\n" if final or not tty else ""
-        self._stream.write(("\r" if tty else "") + line + end)
+        end = "\n" if final or not self._tty else ""
+        self._stream.write(("\r" if self._tty else "") + line + end)
         self._stream.flush()
