@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -127,21 +128,54 @@ def _run(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     suite, base = _find_suite(args.suite)
     profile = args.profile or suite.profile
-    scenarios = [load_scenario(base / name) for name in suite.scenarios]
-    done: list[Path] = []
+    paths = [base / name for name in suite.scenarios]
+    for path in paths:  # fail fast on a bad file before hours of running
+        load_scenario(path)
+    done: list[str] = []
     status = 0
-    for scenario in scenarios:
-        try:
-            run_dir, valid = _run_one(scenario, args, profile=profile)
-        except HarnessError as exc:
-            print(f"error: {scenario.name}: {exc}", file=sys.stderr)
-            status = status or exc.exit_code
-            continue
-        done.append(run_dir)
-        status = status or (0 if valid else 1)
+    for path in paths:
+        code, run_dir = _run_child(path, args, profile)
+        if run_dir is not None:
+            done.append(run_dir)
+        status = status or code
     for run_dir in done:
         print(run_dir)
     return status
+
+
+def _run_child(path: Path, args: argparse.Namespace, profile: str) -> tuple[int, str | None]:
+    """Run one scenario in a fresh process.
+
+    LoadGen keeps per-process state: a second user.conf read in one process is logged as
+    "Multiple conf files are used", which makes the run invalid for submission.
+    """
+    command = [
+        sys.executable,
+        "-m",
+        "harness.cli",
+        "run",
+        str(path),
+        "--profile",
+        profile,
+        "--hw",
+        args.hw,
+        "--out",
+        str(args.out),
+    ]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        lines: list[str] = []
+        try:
+            for line in child.stdout:
+                print(line, end="", flush=True)
+                lines.append(line.rstrip("\n"))
+            code = child.wait()
+        except KeyboardInterrupt:  # the child got the same Ctrl-C and marks its run
+            child.wait()
+            raise
+    written = [line for line in lines if line.strip()]
+    run_dir = written[-1] if code in (0, 1) and written else None
+    return code, run_dir
 
 
 def _run_one(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -37,6 +38,12 @@ class ModelConfig:
         if (self.zoo is None) == (self.path is None):
             raise ValueError(
                 "zoo: give exactly one of 'zoo' (a generated model) or 'path' (an ONNX file)"
+            )
+        if self.loadgen_name is not None and not re.fullmatch(
+            r"[A-Za-z0-9_.-]+", self.loadgen_name
+        ):
+            raise ValueError(
+                f"loadgen_name: {self.loadgen_name!r} must use only letters, digits, '_', '.', '-'"
             )
         for name, value in self.dims.items():
             if value < 1:
@@ -177,6 +184,8 @@ def _read_yaml(path: Path) -> Any:
         raise ConfigError(f"{path}: no such file; list them with `ls scenarios/`") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text; save the scenario as UTF-8 YAML") from None
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -196,7 +205,7 @@ def _load(path: Path, cls: type[T]) -> T:
 def _build(cls: type[T], data: Mapping[str, Any], where: str, prefix: str) -> T:
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = sorted(set(data) - set(fields))
+    unknown = sorted(str(k) for k in set(data) - set(fields))
     if unknown:
         allowed = ", ".join(sorted(fields))
         raise ConfigError(f"{where}: unknown key '{prefix}{unknown[0]}' (allowed: {allowed})")

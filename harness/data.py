@@ -99,8 +99,8 @@ def _load_npy(directory: Path, spec: SampleSpec) -> np.ndarray:
         array: np.ndarray = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         raise ConfigError(f"{path}: missing; data.dir needs one .npy per model input") from None
-    except ValueError as exc:
-        raise ConfigError(f"{path}: not a readable .npy array ({exc})") from None
+    except (ValueError, EOFError) as exc:
+        raise ConfigError(f"{path}: not a readable .npy array ({exc or 'empty file'})") from None
     if array.dtype != spec.dtype or tuple(array.shape[1:]) != tuple(spec.shape[1:]):
         raise ConfigError(
             f"{path}: holds {array.dtype}{list(array.shape)}, the model needs "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
+import re
 import statistics
 import time
 from collections.abc import Callable, Mapping
@@ -82,10 +83,15 @@ def _measure(
 ) -> RunResult:
     scenario = request.scenario
     warmup = _warm_up(scenario, session, source)
+    # LoadGen sizes its run from these; the fastest warm-up query errs on the side of a run
+    # that is too long rather than one that ends before its minimum duration (INVALID).
+    batch = scenario.batch_size
     expected = lgconf.Expectation(
-        latency_ns=warmup["median_latency_ns"], samples_per_second=warmup["samples_per_second"]
+        latency_ns=warmup["min_latency_ns"],
+        samples_per_second=batch * 1e9 / warmup["min_latency_ns"],
     )
-    model_key = scenario.model.loadgen_name or _model_name(request)
+    # LoadGen's config parser splits on whitespace: derive a key it can read.
+    model_key = scenario.model.loadgen_name or re.sub(r"[^A-Za-z0-9_.-]", "_", _model_name(request))
     plan = _write_confs(request, run_dir, model_key, expected, source.total_count)
     settings = load_settings(plan)
     store = SampleStore(source, session.inputs)
@@ -160,6 +166,7 @@ def _warm_up(
         "queries": len(latencies),
         "duration_ms": round((clock() - start) / 1e6, 3),
         "median_latency_ns": median_ns,
+        "min_latency_ns": min(latencies),
         "samples_per_second": batch * 1e9 / median_ns,
     }
 
@@ -224,7 +231,7 @@ def _result(
         scenario_name=scenario.name,
         mode=plan.mode,
         profile=request.profile,
-        submission_valid=valid and request.profile == "submission",
+        submission_valid=valid and request.profile == "submission" and not log.errors,
         valid=valid,
         invalid_reasons=reasons,
         loadgen_errors=list(log.errors),

@@ -17,8 +17,9 @@ def official_mlperf_conf() -> str:
     """Return the mlperf.conf text compiled into the installed LoadGen wheel.
 
     The wheel ships mlperf.conf only inside its extension module, so we read it from there,
-    unedited. LoadGen applies that embedded copy only on the first FromConfig call in a
-    process; handing it back explicitly makes every run in a suite get the official settings.
+    unedited, to record it (and its sha256) beside each run. LoadGen itself applies its
+    built-in copy: with conf_type 0 on every run, since a user.conf-only call applies it only
+    the first time in a process.
     """
     import mlperf_loadgen
 

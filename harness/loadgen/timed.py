@@ -24,6 +24,8 @@ _MODES = {"performance": lg.TestMode.PerformanceOnly, "accuracy": lg.TestMode.Ac
 class TestPlan:
     """Everything LoadGen needs for one timed test."""
 
+    __test__ = False  # not a pytest test class, despite its name
+
     scenario: ScenarioName
     mode: str
     model_key: str

@@ -97,10 +97,10 @@ def official_model_path(name: str, *, root: Path | None = None, timeout_s: float
 def _cached(manifest: Path) -> Path | None:
     try:
         meta = json.loads(manifest.read_text())
-        path = manifest.parent / str(meta["file"])
+        path, digest = manifest.parent / str(meta["file"]), str(meta["sha256"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if path.is_file() and file_sha256(path) == meta["sha256"]:
+    if path.is_file() and file_sha256(path) == digest:
         return path
     return None
 

@@ -103,6 +103,13 @@ def resolve_dims(info: ModelInfo, *, batch_size: int, dims: Mapping[str, int]) -
                     f"{info.path}: input '{name}' dim '{dim}' is symbolic; "
                     f"set model.dims.{dim} in the scenario"
                 )
+    unused = sorted(set(dims) - set(resolved))
+    if unused:
+        known = ", ".join(sorted(resolved)) or "none"
+        raise ModelError(
+            f"{info.path}: model.dims {', '.join(unused)} name no symbolic dim of this model "
+            f"(its symbolic dims: {known})"
+        )
     return resolved
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from harness.config import ModelConfig, ProfileName, QuickConfig, Scenario, ScenarioName
 from harness.errors import ConfigError, RunError
+from harness.loadgen import timed
 from harness.loadgen.conf import (
     Expectation,
     official_mlperf_conf,
@@ -18,7 +19,6 @@ from harness.loadgen.conf import (
     sha256_text,
     user_conf_overrides,
 )
-from harness.loadgen import timed
 from harness.loadgen.timed import load_settings, performance_sample_count
 
 OFFICIAL_QSL_RNG_SEED = 2085463073848966840
@@ -50,8 +50,9 @@ def _plan(
     """Write the official mlperf.conf and our user.conf into tmp_path; return the plan."""
     mlperf_conf = tmp_path / "mlperf.conf"
     mlperf_conf.write_text(official_mlperf_conf(), encoding="utf-8")
-    overrides = user_conf_overrides(_scenario(kind, batch_size=8 if kind == "Offline" else 1),
-                                    profile, EXPECTED)
+    overrides = user_conf_overrides(
+        _scenario(kind, batch_size=8 if kind == "Offline" else 1), profile, EXPECTED
+    )
     user_conf = tmp_path / f"user-{kind}-{profile}.conf"
     user_conf.write_text(render_user_conf(model_key, kind, overrides), encoding="utf-8")
     return timed.TestPlan(
@@ -110,9 +111,7 @@ def test_expectations_are_clamped_and_rounded() -> None:
     assert user_conf_overrides(_scenario("SingleStream"), "submission", odd) == {
         "target_latency": 0.1765
     }
-    assert user_conf_overrides(_scenario("Offline"), "submission", odd) == {
-        "target_qps": 1358.025
-    }
+    assert user_conf_overrides(_scenario("Offline"), "submission", odd) == {"target_qps": 1358.025}
 
 
 # --- render_user_conf -------------------------------------------------------------------------

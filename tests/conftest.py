@@ -1,0 +1,58 @@
+"""Shared fixtures: an isolated model cache and scenario builders for short real LoadGen runs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = REPO / "harness" / "schemas" / "result.schema.json"
+
+
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One model cache for the whole session, so the tiny model is generated once."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(model_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("BEYOND_TOPS_CACHE", str(model_cache))
+    yield
+
+
+@pytest.fixture(scope="session")
+def result_schema() -> dict[str, Any]:
+    """The JSON Schema every result.json must satisfy."""
+    return json.loads(SCHEMA.read_text())
+
+
+def write_scenario(path: Path, text: str) -> Path:
+    """Write a scenario YAML file and return its path."""
+    path.write_text(text)
+    return path
+
+
+TINY_SS = """
+name: tiny-ss-test
+scenario: SingleStream
+model: {zoo: tiny}
+batch_size: 1
+data: {total_sample_count: 64}
+warmup: {min_queries: 20, min_duration_ms: 100}
+quick: {min_duration_ms: 1000, min_query_count: 100, performance_sample_count: 32}
+"""
+
+TINY_OFFLINE = """
+name: tiny-offline-test
+scenario: Offline
+model: {zoo: tiny}
+batch_size: 8
+data: {total_sample_count: 64}
+warmup: {min_queries: 5, min_duration_ms: 100}
+quick: {min_duration_ms: 1000, min_query_count: 200, performance_sample_count: 32}
+"""

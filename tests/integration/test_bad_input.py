@@ -1,0 +1,151 @@
+"""Every bad input gets one clear line, a documented non-zero exit code, and writes nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+
+from harness.cli import main
+from harness.models.registry import zoo_model_path
+from harness.models.validate import runtime_max_opset
+from tests.conftest import TINY_SS, write_scenario
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(args)
+    _, err = capsys.readouterr()
+    return code, err
+
+
+def assert_one_line_error(err: str, *fragments: str) -> None:
+    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(lines) == 1, err
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def assert_nothing_written(out: Path) -> None:
+    assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    return write_scenario(tmp_path / "tiny.yaml", TINY_SS)
+
+
+def test_missing_scenario_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, err = run_cli(["run", str(tmp_path / "nope.yaml"), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2
+    assert_one_line_error(err, "nope.yaml", "no such file")
+    assert_nothing_written(tmp_path / "o")
+
+
+def test_unknown_yaml_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write_scenario(tmp_path / "bad.yaml", TINY_SS.replace("batch_size: 1", "batchsize: 1"))
+    code, err = run_cli(["run", str(bad), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2
+    assert_one_line_error(err, "bad.yaml", "unknown key 'batchsize'", "allowed:", "batch_size")
+    assert_nothing_written(tmp_path / "o")
+
+
+def test_negative_batch_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = write_scenario(tmp_path / "bad.yaml", TINY_SS.replace("batch_size: 1", "batch_size: -4"))
+    code, err = run_cli(["run", str(bad), "--out", str(tmp_path / "o")], capsys)
+    assert code == 2
+    assert_one_line_error(err, "bad.yaml", "batch_size", ">= 1", "-4")
+    assert_nothing_written(tmp_path / "o")
+
+
+def _model_error(
+    scenario: Path, model: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> str:
+    out = tmp_path / "o"
+    code, err = run_cli(["run", str(scenario), "--model", str(model), "--out", str(out)], capsys)
+    assert code == 3
+    assert_nothing_written(out)
+    return err
+
+
+def test_missing_model_file(
+    scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _model_error(scenario, tmp_path / "absent.onnx", tmp_path, capsys)
+    assert_one_line_error(err, "absent.onnx", "no such model file")
+
+
+def test_truncated_onnx(scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = zoo_model_path("tiny").read_bytes()
+    cut = tmp_path / "cut.onnx"
+    cut.write_bytes(data[: len(data) // 2])
+    err = _model_error(scenario, cut, tmp_path, capsys)
+    assert_one_line_error(err, "cut.onnx", "truncated")
+
+
+def test_file_that_is_not_onnx(
+    scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tmp_path / "notes.onnx"
+    text.write_text("these are my notes, not a model\n" * 20)
+    err = _model_error(scenario, text, tmp_path, capsys)
+    assert_one_line_error(err, "notes.onnx", "not")
+
+
+def test_opset_newer_than_runtime(
+    scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = onnx.load(str(zoo_model_path("tiny")))
+    too_new = runtime_max_opset() + 1
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            entry.version = too_new
+    path = tmp_path / "future.onnx"
+    onnx.save(model, str(path))
+    err = _model_error(scenario, path, tmp_path, capsys)
+    assert_one_line_error(err, "future.onnx", f"opset {too_new}", "newer than this onnxruntime")
+
+
+def test_symbolic_dim_without_a_value(
+    scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _model_error(scenario, zoo_model_path("mobilenet_v2"), tmp_path, capsys)
+    assert_one_line_error(err, "dim 'height' is symbolic", "model.dims.height")
+
+
+def test_results_directory_not_writable(
+    scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    code, err = run_cli(["run", str(scenario), "--out", str(blocker / "runs")], capsys)
+    assert code == 6
+    assert_one_line_error(err, "a-file", "writable --out")
+    assert blocker.read_text() == "not a directory"
+
+
+def test_unknown_hardware_target(
+    scenario: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = run_cli(["run", str(scenario), "--hw", "tpu", "--out", str(tmp_path / "o")], capsys)
+    assert code == 4
+    assert_one_line_error(err, "HW=tpu", "unknown hardware target", "cpu")
+    assert_nothing_written(tmp_path / "o")
+
+
+def test_show_refuses_an_incomplete_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = tmp_path / "20260101T000000Z-tiny-Offline-abcdef"
+    run_dir.mkdir()
+    (run_dir / "INCOMPLETE").write_text("interrupted (Ctrl-C)\n")
+    code, err = run_cli(["show", str(run_dir)], capsys)
+    assert code == 6
+    assert_one_line_error(err, "incomplete", "interrupted (Ctrl-C)")
+
+
+def test_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--help"])
+    out, _ = capsys.readouterr()
+    assert exit_info.value.code == 0
+    for code in ("0 ", "2 ", "3 ", "4 ", "5 ", "6 ", "130"):
+        assert f"\n  {code}" in out

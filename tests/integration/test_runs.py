@@ -1,0 +1,203 @@
+"""Real LoadGen runs of the tiny model through the CLI: valid results, schema, failures, Ctrl-C."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from harness.cli import main
+from harness.loadgen.sut import OfflineSUT, SampleStore, SingleStreamSUT
+from harness.models.registry import zoo_model_path
+from tests.conftest import REPO, TINY_OFFLINE, TINY_SS, write_scenario
+
+pytestmark = pytest.mark.slow
+OFFICIAL_QSL_SEED = 2085463073848966840
+
+
+def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def load(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "result.json").read_text())
+
+
+@pytest.mark.parametrize("text", [TINY_SS, TINY_OFFLINE], ids=["SingleStream", "Offline"])
+def test_run_writes_a_valid_schema_checked_result(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], result_schema: dict[str, Any]
+) -> None:
+    scenario = write_scenario(tmp_path / "s.yaml", text)
+    code, out, _ = run_cli(["run", str(scenario), "--out", str(tmp_path / "runs")], capsys)
+    assert code == 0
+    run_dir = Path(out.strip().splitlines()[-1])
+    assert run_dir.parent == tmp_path / "runs"
+    result = load(run_dir)
+    jsonschema.validate(result, result_schema, format_checker=jsonschema.FormatChecker())
+    assert result["valid"] is True and result["invalid_reasons"] == []
+    assert result["profile"] == "quick" and result["submission_valid"] is False
+    assert any("NOT valid for an MLPerf submission" in w for w in result["warnings"])
+    assert "NOT submission-valid" in out
+    settings = result["settings"]
+    assert settings["min_duration_ms"] == 1000
+    assert settings["qsl_rng_seed"] == OFFICIAL_QSL_SEED
+    assert settings["performance_sample_count"] == 32
+    assert result["providers"] == ["CPUExecutionProvider"]
+    assert (
+        result["model"]["sha256"]
+        == hashlib.sha256(Path(result["model"]["path"]).read_bytes()).hexdigest()
+    )
+    assert result["window"]["duration_s"] >= 1.0
+    for name in ("mlperf_log_summary.txt", "mlperf_log_detail.txt", "user.conf", "mlperf.conf"):
+        assert (run_dir / name).is_file()
+    assert not (run_dir / "INCOMPLETE").exists()
+    assert "Result is : VALID" in (run_dir / "mlperf_log_summary.txt").read_text()
+
+
+def test_singlestream_numbers_are_plausible(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = write_scenario(tmp_path / "s.yaml", TINY_SS)
+    code, out, _ = run_cli(["run", str(scenario), "--out", str(tmp_path)], capsys)
+    result = load(Path(out.strip().splitlines()[-1]))
+    lat = result["latency_ns"]
+    assert code == 0
+    assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"]
+    assert lat["early_stopping_p90"] >= lat["p90"]  # LoadGen's estimate is an upper bound
+    # One sample per query: throughput is the inverse of the mean latency, give or take the
+    # LoadGen overhead between queries.
+    assert result["samples_per_second"] == pytest.approx(1e9 / lat["mean"], rel=0.3)
+    assert result["batch_size"] == 1
+    user_conf = (Path(out.strip().splitlines()[-1]) / "user.conf").read_text().splitlines()
+    assert "tiny.SingleStream.min_duration = 1000" in user_conf
+    assert any(line.startswith("tiny.SingleStream.target_latency = ") for line in user_conf)
+
+
+def test_offline_runs_whole_batches_and_reports_throughput(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = write_scenario(tmp_path / "s.yaml", TINY_OFFLINE)
+    code, out, _ = run_cli(["run", str(scenario), "--out", str(tmp_path)], capsys)
+    result = load(Path(out.strip().splitlines()[-1]))
+    assert code == 0
+    assert result["batch_size"] == 8 and result["model"]["dims"] == {"batch": 8}
+    assert result["settings"]["scenario"] == "Offline"
+    assert result["settings"]["min_sample_count"] >= 200  # Offline: one query of >= 200
+    assert result["samples_per_second"] > 100
+    assert result["qps_with_loadgen_overhead"] is None
+    assert result["latency_ns"]["early_stopping_p90"] is None
+
+
+def test_bench_prints_each_run_directory_last(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_scenario(tmp_path / "a.yaml", TINY_SS)
+    write_scenario(tmp_path / "b.yaml", TINY_OFFLINE)
+    suite = write_scenario(tmp_path / "suite.yaml", "name: t\nscenarios: [a.yaml, b.yaml]\n")
+    code, out, _ = run_cli(["bench", str(suite), "--out", str(tmp_path / "runs")], capsys)
+    assert code == 0
+    last = [Path(line) for line in out.strip().splitlines()[-2:]]
+    assert [p.name.split("-")[-2] for p in last] == ["SingleStream", "Offline"]
+    assert all((p / "result.json").is_file() for p in last)
+    code, shown, _ = run_cli(["show", str(last[0])], capsys)
+    assert code == 0 and "tiny-ss-test: SingleStream, batch 1" in shown and "p90" in shown
+
+
+def test_model_override_runs_a_user_file_and_records_its_checksum(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    user_model = tmp_path / "my model.onnx"
+    user_model.write_bytes(zoo_model_path("tiny").read_bytes())
+    scenario = write_scenario(tmp_path / "s.yaml", TINY_SS)
+    args = ["run", str(scenario), "--model", str(user_model), "--out", str(tmp_path / "runs")]
+    code, out, _ = run_cli(args, capsys)
+    result = load(Path(out.strip().splitlines()[-1]))
+    assert code == 0
+    assert result["model"]["path"] == str(user_model)
+    assert result["model"]["name"] == "my model"
+    assert result["model"]["sha256"] == hashlib.sha256(user_model.read_bytes()).hexdigest()
+
+
+def test_image_size_comes_from_the_scenario(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = write_scenario(
+        tmp_path / "s.yaml",
+        TINY_OFFLINE.replace(
+            "{zoo: tiny}", "{zoo: mobilenet_v2, dims: {height: 96, width: 160}}"
+        ).replace("batch_size: 8", "batch_size: 2"),
+    )
+    code, out, _ = run_cli(["run", str(scenario), "--out", str(tmp_path)], capsys)
+    result = load(Path(out.strip().splitlines()[-1]))
+    assert code == 0
+    assert result["model"]["dims"] == {"batch": 2, "height": 96, "width": 160}
+
+
+@pytest.mark.parametrize("text", [TINY_SS, TINY_OFFLINE], ids=["SingleStream", "Offline"])
+def test_inference_error_fails_the_run_instead_of_hanging(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.runner as runner
+
+    def failing_sut(scenario: Any, session: Any, store: SampleStore) -> Any:
+        calls = 0
+
+        def infer(feeds: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            if calls == 5:
+                raise RuntimeError("device lost\nsecond line")
+            return session.run(feeds)
+
+        if scenario.scenario == "SingleStream":
+            return SingleStreamSUT(infer, store)
+        return OfflineSUT(infer, store, session.inputs)
+
+    monkeypatch.setattr(runner, "_make_sut", failing_sut)
+    scenario = write_scenario(tmp_path / "s.yaml", text)
+    code, out, err = run_cli(["run", str(scenario), "--out", str(tmp_path / "runs")], capsys)
+    assert code == 5
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("error: ") and last.endswith("RuntimeError: device lost")
+    assert "second line" not in err
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    assert not (run_dir / "result.json").exists()
+    assert "device lost" in (run_dir / "INCOMPLETE").read_text()
+    assert out == ""
+
+
+@pytest.mark.parametrize("text", [TINY_SS, TINY_OFFLINE], ids=["SingleStream", "Offline"])
+def test_ctrl_c_marks_the_run_incomplete(text: str, tmp_path: Path) -> None:
+    long_run = text.replace("min_duration_ms: 1000", "min_duration_ms: 120000")
+    scenario = write_scenario(tmp_path / "s.yaml", long_run)
+    out_root = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness.cli", "run", str(scenario), "--out", str(out_root)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not list(out_root.glob("*/user.conf")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.5)  # LoadGen is now in its timed test
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - started < 20  # stopped, not run to its 120 s minimum
+    (run_dir,) = out_root.iterdir()
+    assert (run_dir / "INCOMPLETE").read_text() == "interrupted (Ctrl-C)\n"
+    assert not (run_dir / "result.json").exists()
+    assert not list(run_dir.glob(".*.tmp"))

@@ -1,0 +1,325 @@
+"""Atomic writes, run directories and the versioned result.json."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import harness.files
+from harness.errors import ResultError
+from harness.files import atomic_write_bytes, atomic_write_text, create_run_dir
+from harness.result import (
+    INCOMPLETE_FILE,
+    RESULT_FILE,
+    SCHEMA_VERSION,
+    RunResult,
+    load_result,
+    to_json,
+    write_result,
+)
+
+RUN_DIR_NAME = re.compile(r"(\d{8}T\d{6}Z)-tiny-SingleStream-([0-9a-f]{6})")
+
+
+def _result() -> RunResult:
+    """A result with every field set to a JSON-native value (lists, dicts, None)."""
+    return RunResult(
+        schema_version=SCHEMA_VERSION,
+        run_id="20260101T000000Z-tiny-SingleStream-abc123",
+        created_utc="2026-01-01T00:00:00+00:00",
+        scenario="SingleStream",
+        scenario_name="tiny-singlestream",
+        mode="performance",
+        profile="quick",
+        submission_valid=False,
+        valid=True,
+        invalid_reasons=[],
+        loadgen_errors=["error_invalid_config: Multiple conf files are used."],
+        latency_ns={"p50": 352503, "p90": 394596, "p99": 453773, "early_stopping_p90": None},
+        samples_per_second=None,
+        qps_with_loadgen_overhead=2798.92,
+        qps_without_loadgen_overhead=2827.87,
+        batch_size=1,
+        model={"name": "tiny", "sha256": "ab" * 32, "opset": 17, "dims": {"batch": 1}},
+        hardware={"target": "cpu", "machine": "x86_64"},
+        providers=["CPUExecutionProvider"],
+        runtime={"intra_op_threads": 0, "allow_spinning": True},
+        versions={"onnxruntime": "1.32.0", "mlcommons-loadgen": "6.0.17"},
+        settings={"min_duration_ms": 2000, "qsl_rng_seed": 2085463073848966840},
+        loadgen_config={"model_key": "tiny"},
+        warmup={"queries": 50, "duration_s": 0.2},
+        window={"duration_s": 2.035},
+        warnings=["quick profile: shortened LoadGen run, NOT valid for an MLPerf submission"],
+    )
+
+
+def _temp_files(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.endswith(".tmp"))
+
+
+# --- atomic writes ----------------------------------------------------------------------------
+
+
+def test_atomic_write_text_writes_and_leaves_no_temp(tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    atomic_write_text(path, "héllo\n")
+    assert path.read_bytes() == "héllo\n".encode()
+    atomic_write_text(path, "second")
+    assert path.read_text(encoding="utf-8") == "second"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_atomic_write_file_mode_follows_umask(tmp_path: Path) -> None:
+    path = tmp_path / "shared.json"
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(path, "{}")
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's private 0o600
+
+
+def test_atomic_write_creates_parent_directories(tmp_path: Path) -> None:
+    path = tmp_path / "a" / "b" / "c.bin"
+    atomic_write_bytes(path, b"\x00\x01")
+    assert path.read_bytes() == b"\x00\x01"
+
+
+def test_atomic_write_failure_keeps_the_original(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "result.json"
+    path.write_text("original", encoding="utf-8")
+
+    def fail(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError, match="No space left on device"):
+        atomic_write_text(path, "new content that never lands")
+    monkeypatch.undo()
+    assert path.read_text(encoding="utf-8") == "original"
+    assert _temp_files(tmp_path) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]
+
+
+def test_atomic_write_interrupted_during_write_cleans_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "data.bin"
+
+    def interrupt(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fsync", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_bytes(path, b"x" * 1000)
+    monkeypatch.undo()
+    assert not path.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+# --- run directories --------------------------------------------------------------------------
+
+
+def test_create_run_dir_name(tmp_path: Path) -> None:
+    before = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    path = create_run_dir(tmp_path / "runs", model="tiny", scenario="SingleStream")
+    after = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    assert path.is_dir()
+    assert path.parent == tmp_path / "runs"
+    match = RUN_DIR_NAME.fullmatch(path.name)
+    assert match, path.name
+    assert before <= match.group(1) <= after
+    assert list(path.iterdir()) == []
+
+
+def test_create_run_dir_sanitises_the_model_name(tmp_path: Path) -> None:
+    path = create_run_dir(tmp_path, model="my model/v2:fp16", scenario="Offline")
+    assert re.fullmatch(r"\d{8}T\d{6}Z-my_model_v2_fp16-Offline-[0-9a-f]{6}", path.name)
+    assert path.parent == tmp_path
+
+
+def test_create_run_dir_twice_quickly_gives_two_directories(tmp_path: Path) -> None:
+    first = create_run_dir(tmp_path, model="tiny", scenario="SingleStream")
+    second = create_run_dir(tmp_path, model="tiny", scenario="SingleStream")
+    assert first != second
+    assert first.is_dir()
+    assert second.is_dir()
+
+
+def _fixed_clock_and_ids(monkeypatch: pytest.MonkeyPatch, ids: list[str]) -> list[str]:
+    """Freeze the stamp and make token_hex return `ids` in order; return the ids handed out."""
+    handed: list[str] = []
+
+    def token_hex(nbytes: int) -> str:
+        assert nbytes == 3
+        handed.append(ids[len(handed)])
+        return handed[-1]
+
+    frozen = time.gmtime(0)
+    monkeypatch.setattr(harness.files, "secrets", SimpleNamespace(token_hex=token_hex))
+    monkeypatch.setattr(
+        harness.files, "time", SimpleNamespace(strftime=time.strftime, gmtime=lambda: frozen)
+    )
+    return handed
+
+
+def test_create_run_dir_never_reuses_an_existing_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    existing = tmp_path / "19700101T000000Z-tiny-SingleStream-aaaaaa"
+    existing.mkdir()
+    (existing / "result.json").write_text("{}", encoding="utf-8")
+    handed = _fixed_clock_and_ids(monkeypatch, ["aaaaaa", "aaaaaa", "bbbbbb"])
+    path = create_run_dir(tmp_path, model="tiny", scenario="SingleStream")
+    assert path == tmp_path / "19700101T000000Z-tiny-SingleStream-bbbbbb"
+    assert handed == ["aaaaaa", "aaaaaa", "bbbbbb"]
+    assert (existing / "result.json").read_text(encoding="utf-8") == "{}"
+
+
+def test_create_run_dir_gives_up_after_ten_collisions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "19700101T000000Z-tiny-SingleStream-aaaaaa").mkdir()
+    handed = _fixed_clock_and_ids(monkeypatch, ["aaaaaa"] * 11)
+    with pytest.raises(ResultError) as info:
+        create_run_dir(tmp_path, model="tiny", scenario="SingleStream")
+    assert str(info.value) == f"{tmp_path}: could not find a free run directory name"
+    assert info.value.exit_code == 6
+    assert len(handed) == 10
+
+
+def test_create_run_dir_root_is_a_file(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    root.write_text("not a directory", encoding="utf-8")
+    with pytest.raises(ResultError) as info:
+        create_run_dir(root, model="tiny", scenario="Offline")
+    assert str(info.value).startswith(f"{root}: cannot create the results directory (")
+    assert str(info.value).endswith("); pass a writable --out")
+    assert info.value.exit_code == 6
+    assert root.read_text(encoding="utf-8") == "not a directory"
+
+
+def test_create_run_dir_root_below_a_file(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(ResultError, match=re.escape(f"{blocker / 'runs'}: cannot create")):
+        create_run_dir(blocker / "runs", model="tiny", scenario="Offline")
+
+
+def test_create_run_dir_unwritable_root(tmp_path: Path) -> None:
+    root = tmp_path / "readonly"
+    root.mkdir()
+    root.chmod(0o500)
+    try:
+        if os.access(root, os.W_OK):
+            pytest.skip("running as root: permissions do not stop writes here")
+        with pytest.raises(ResultError, match=re.escape(f"{root}: results directory is not")):
+            create_run_dir(root, model="tiny", scenario="Offline")
+    finally:
+        root.chmod(0o700)
+
+
+# --- result.json ------------------------------------------------------------------------------
+
+
+def test_result_round_trip(tmp_path: Path) -> None:
+    result = _result()
+    path = write_result(result, tmp_path)
+    assert path == tmp_path / RESULT_FILE
+    assert json.loads(path.read_text(encoding="utf-8")) == dataclasses.asdict(result)
+    assert path.read_text(encoding="utf-8") == to_json(result)
+    assert to_json(result).endswith("}\n")
+    loaded = load_result(tmp_path)
+    assert loaded == result
+    assert load_result(path) == result  # the file itself works too
+    assert _temp_files(tmp_path) == []
+
+
+def test_result_is_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _result().valid = False  # type: ignore[misc]
+
+
+def _write_json(run_dir: Path, data: object) -> Path:
+    path = run_dir / RESULT_FILE
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def test_load_result_refuses_a_newer_schema(tmp_path: Path) -> None:
+    path = _write_json(tmp_path, {**dataclasses.asdict(_result()), "schema_version": 2})
+    with pytest.raises(ResultError) as info:
+        load_result(tmp_path)
+    assert str(info.value) == (
+        f"{path}: schema_version 2 was written by a newer beyond-tops; upgrade"
+    )
+    assert info.value.exit_code == 6
+
+
+def test_load_result_refuses_an_older_schema(tmp_path: Path) -> None:
+    path = _write_json(tmp_path, {**dataclasses.asdict(_result()), "schema_version": 0})
+    with pytest.raises(ResultError, match=re.escape(f"{path}: schema_version 0 is older than 1")):
+        load_result(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {k: v for k, v in dataclasses.asdict(_result()).items() if k != "schema_version"},
+        {**dataclasses.asdict(_result()), "schema_version": "1"},
+        [1, 2, 3],
+    ],
+    ids=["missing", "string", "not-an-object"],
+)
+def test_load_result_needs_a_schema_version(tmp_path: Path, data: object) -> None:
+    path = _write_json(tmp_path, data)
+    with pytest.raises(ResultError) as info:
+        load_result(tmp_path)
+    assert str(info.value) == f"{path}: no schema_version; not a beyond-tops result"
+
+
+def test_load_result_refuses_unknown_or_missing_keys(tmp_path: Path) -> None:
+    data = dataclasses.asdict(_result())
+    path = _write_json(tmp_path, {**data, "extra": 1})
+    with pytest.raises(ResultError, match=re.escape(f"{path}: keys do not match schema_version 1")):
+        load_result(tmp_path)
+    del data["window"]
+    _write_json(tmp_path, data)
+    with pytest.raises(ResultError, match="keys do not match"):
+        load_result(tmp_path)
+
+
+def test_load_result_incomplete_run(tmp_path: Path) -> None:
+    write_result(_result(), tmp_path)
+    (tmp_path / INCOMPLETE_FILE).write_text("interrupted by Ctrl-C\n", encoding="utf-8")
+    with pytest.raises(ResultError) as info:
+        load_result(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path}: run is incomplete (interrupted by Ctrl-C); run it again"
+    )
+    assert info.value.exit_code == 6
+
+
+def test_load_result_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ResultError) as info:
+        load_result(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path / RESULT_FILE}: no such result; pass a run directory under results/runs/"
+    )
+    assert info.value.exit_code == 6
+
+
+def test_load_result_invalid_json(tmp_path: Path) -> None:
+    path = tmp_path / RESULT_FILE
+    path.write_text('{"schema_version": 1,', encoding="utf-8")
+    with pytest.raises(ResultError, match=re.escape(f"{path}: not readable JSON (")):
+        load_result(tmp_path)

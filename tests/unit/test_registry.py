@@ -1,0 +1,261 @@
+"""Model registry: the generated-model cache and official downloads (without network)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import onnx
+import pytest
+
+import harness.models.zoo as zoo
+from harness.errors import ModelError
+from harness.models.registry import OFFICIAL, cache_dir, official_model_path, zoo_model_path
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty model cache under tmp_path, via BEYOND_TOPS_CACHE."""
+    monkeypatch.setenv("BEYOND_TOPS_CACHE", str(tmp_path))
+    return tmp_path / "models"
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count calls of the tiny model's builder (the seeds it was called with)."""
+    calls: list[int] = []
+    entry = zoo.ZOO["tiny"]
+    real: Callable[[int], onnx.ModelProto] = entry.builder
+
+    def counting(seed: int) -> onnx.ModelProto:
+        calls.append(seed)
+        return real(seed)
+
+    patched = {**zoo.ZOO, "tiny": dataclasses.replace(entry, builder=counting)}
+    monkeypatch.setattr(zoo, "ZOO", patched)
+    return calls
+
+
+def _manifest(cache: Path, seed: int = 0) -> Path:
+    return cache / f"tiny-g{zoo.ZOO['tiny'].generator_version}-s{seed}.json"
+
+
+def test_cache_dir_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BEYOND_TOPS_CACHE", str(tmp_path / "c"))
+    assert cache_dir() == tmp_path / "c" / "models"
+
+
+@pytest.mark.parametrize("value", [None, ""], ids=["unset", "empty"])
+def test_cache_dir_defaults_to_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str | None
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if value is None:
+        monkeypatch.delenv("BEYOND_TOPS_CACHE", raising=False)
+    else:
+        monkeypatch.setenv("BEYOND_TOPS_CACHE", value)
+    assert cache_dir() == tmp_path / ".cache" / "beyond-tops" / "models"
+
+
+def test_zoo_model_built_once_then_cached(cache: Path, builds: list[int]) -> None:
+    path = zoo_model_path("tiny")
+    data = path.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    assert path == cache / f"tiny-{digest[:16]}.onnx"
+    assert data == zoo.build_tiny(0).SerializeToString()
+    assert json.loads(_manifest(cache).read_text()) == {"file": path.name, "sha256": digest}
+    assert builds == [0]
+    mtime = path.stat().st_mtime_ns
+
+    assert zoo_model_path("tiny") == path
+    assert builds == [0]  # not rebuilt
+    assert path.stat().st_mtime_ns == mtime
+    assert sorted(p.name for p in cache.iterdir()) == sorted([path.name, _manifest(cache).name])
+
+
+def test_zoo_model_explicit_root(tmp_path: Path, builds: list[int]) -> None:
+    root = tmp_path / "elsewhere"
+    path = zoo_model_path("tiny", root=root)
+    assert path.parent == root
+    assert path.is_file()
+    assert builds == [0]
+
+
+def test_zoo_model_seed_has_its_own_entry(cache: Path, builds: list[int]) -> None:
+    seed0 = zoo_model_path("tiny")
+    seed1 = zoo_model_path("tiny", seed=1)
+    assert seed0 != seed1
+    assert builds == [0, 1]
+    assert _manifest(cache, 1).is_file()
+    assert zoo_model_path("tiny", seed=1) == seed1
+    assert builds == [0, 1]
+
+
+def test_corrupted_model_is_rebuilt(cache: Path, builds: list[int]) -> None:
+    path = zoo_model_path("tiny")
+    good = path.read_bytes()
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 0xFF  # same size, one byte altered
+    path.write_bytes(bytes(bad))
+
+    assert zoo_model_path("tiny") == path
+    assert builds == [0, 0]
+    assert path.read_bytes() == good
+
+
+def test_deleted_model_is_rebuilt(cache: Path, builds: list[int]) -> None:
+    path = zoo_model_path("tiny")
+    path.unlink()
+    assert zoo_model_path("tiny") == path
+    assert path.is_file()
+    assert builds == [0, 0]
+
+
+@pytest.mark.parametrize(
+    "manifest_text",
+    [None, "", "{not json", "[1, 2]", '{"file": "nope.onnx", "sha256": "00"}'],
+    ids=["missing", "empty", "not-json", "list", "names-missing-file"],
+)
+def test_missing_or_bad_manifest_rebuilds(
+    cache: Path, builds: list[int], manifest_text: str | None
+) -> None:
+    path = zoo_model_path("tiny")
+    manifest = _manifest(cache)
+    if manifest_text is None:
+        manifest.unlink()
+    else:
+        manifest.write_text(manifest_text, encoding="utf-8")
+
+    assert zoo_model_path("tiny") == path
+    assert builds == [0, 0]
+    meta = json.loads(manifest.read_text())
+    assert meta == {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def test_manifest_without_sha256_rebuilds(cache: Path, builds: list[int]) -> None:
+    path = zoo_model_path("tiny")
+    _manifest(cache).write_text(json.dumps({"file": path.name}), encoding="utf-8")
+    assert zoo_model_path("tiny") == path
+    assert builds == [0, 0]
+
+
+def test_unknown_zoo_model(cache: Path) -> None:
+    with pytest.raises(ModelError) as info:
+        zoo_model_path("resnet51")
+    assert str(info.value) == (
+        "model.zoo: unknown zoo model 'resnet51' (known: bert_base, mobilenet_v2, resnet50, tiny)"
+    )
+    assert info.value.exit_code == 3
+    assert not cache.exists()
+
+
+# --- official downloads -----------------------------------------------------------------------
+
+
+def test_official_model_offline_names_the_generated_equivalent(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    urls: list[str] = []
+
+    def no_network(url: str, *args: Any, **kwargs: Any) -> Any:
+        urls.append(url)
+        raise urllib.error.URLError("no network")
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    entry = OFFICIAL["resnet50-mlperf"]
+    with pytest.raises(ModelError) as info:
+        official_model_path("resnet50-mlperf")
+    target = cache / "resnet50-mlperf.onnx"
+    assert str(info.value) == (
+        f"{entry.url}: cannot download (no network); without network access use the generated "
+        f"equivalent 'zoo: resnet50', or place the file at {target}"
+    )
+    assert info.value.exit_code == 3
+    assert urls == [entry.url]
+    assert not target.exists()
+
+
+def test_official_model_timeout_is_a_model_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def timeout(url: str, *args: Any, **kwargs: Any) -> Any:
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(urllib.request, "urlopen", timeout)
+    with pytest.raises(ModelError, match=re.escape("cannot download (timed out)")):
+        official_model_path("resnet50-mlperf", root=tmp_path)
+
+
+def _pin_md5(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    entry = OFFICIAL["resnet50-mlperf"]
+    md5 = hashlib.md5(data, usedforsecurity=False).hexdigest()
+    monkeypatch.setitem(OFFICIAL, "resnet50-mlperf", dataclasses.replace(entry, md5=md5))
+
+
+def _serve(monkeypatch: pytest.MonkeyPatch, data: bytes) -> list[str]:
+    """Make urlopen answer every URL with `data`; return the URLs asked for."""
+    urls: list[str] = []
+
+    def urlopen(url: str, *args: Any, **kwargs: Any) -> io.BytesIO:
+        urls.append(url)
+        return io.BytesIO(data)
+
+    monkeypatch.setattr(urllib.request, "urlopen", urlopen)
+    return urls
+
+
+def test_official_model_already_present_is_not_downloaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    urls = _serve(monkeypatch, b"from the network")
+    placed = tmp_path / "resnet50-mlperf.onnx"
+    placed.write_bytes(b"placed by hand")
+    _pin_md5(monkeypatch, b"placed by hand")
+    assert official_model_path("resnet50-mlperf", root=tmp_path) == placed
+    assert placed.read_bytes() == b"placed by hand"
+    assert urls == []
+
+
+def test_official_model_download_is_written_and_verified(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    urls = _serve(monkeypatch, b"model bytes")
+    _pin_md5(monkeypatch, b"model bytes")
+    path = official_model_path("resnet50-mlperf", root=tmp_path)
+    assert path == tmp_path / "resnet50-mlperf.onnx"
+    assert path.read_bytes() == b"model bytes"
+    assert urls == [OFFICIAL["resnet50-mlperf"].url]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["resnet50-mlperf.onnx"]
+
+
+def test_official_model_md5_mismatch_removes_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _serve(monkeypatch, b"corrupted in transit")
+    _pin_md5(monkeypatch, b"model bytes")
+    expected = hashlib.md5(b"model bytes", usedforsecurity=False).hexdigest()
+    got = hashlib.md5(b"corrupted in transit", usedforsecurity=False).hexdigest()
+    target = tmp_path / "resnet50-mlperf.onnx"
+    with pytest.raises(ModelError) as info:
+        official_model_path("resnet50-mlperf", root=tmp_path)
+    assert str(info.value) == (
+        f"{target}: md5 {got} does not match the published {expected}; the download was "
+        "removed, run again"
+    )
+    assert info.value.exit_code == 3
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_official_model(tmp_path: Path) -> None:
+    with pytest.raises(ModelError) as info:
+        official_model_path("bert-mlperf", root=tmp_path)
+    assert str(info.value) == "unknown official model 'bert-mlperf' (known: resnet50-mlperf)"
+    assert info.value.exit_code == 3
