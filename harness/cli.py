@@ -164,18 +164,21 @@ def _run_child(path: Path, args: argparse.Namespace, profile: str) -> tuple[int,
     ]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as child:
         assert child.stdout is not None
-        lines: list[str] = []
+        held: str | None = None  # the child's last line is its run dir, listed at the end
         try:
             for line in child.stdout:
-                print(line, end="", flush=True)
-                lines.append(line.rstrip("\n"))
+                if held is not None:
+                    print(held, end="", flush=True)
+                held = line
             code = child.wait()
         except KeyboardInterrupt:  # the child got the same Ctrl-C and marks its run
             child.wait()
             raise
-    written = [line for line in lines if line.strip()]
-    run_dir = written[-1] if code in (0, 1) and written else None
-    return code, run_dir
+    if code in (0, 1) and held and held.strip():
+        return code, held.strip()
+    if held is not None:
+        print(held, end="", flush=True)
+    return code, None
 
 
 def _run_one(
