@@ -22,6 +22,7 @@ Precision = Literal["fp32", "fp16", "bf16", "int8"]
 OptLevel = Literal["disable", "basic", "extended", "all"]
 ExecutionMode = Literal["sequential", "parallel"]
 DataSource = Literal["synthetic", "npy"]
+OptionValue = str | int | float | bool
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,6 +67,10 @@ class RuntimeConfig:
     inter_op_threads: int = 0
     execution_mode: ExecutionMode = "sequential"
     allow_spinning: bool = True
+    provider_options: Mapping[str, Mapping[str, OptionValue]] = field(default_factory=dict)
+    allow_cpu_fallback: bool = False
+    include_host_copies: bool = False
+    io_binding: bool = False
 
     def __post_init__(self) -> None:
         if self.intra_op_threads < 0 or self.inter_op_threads < 0:
@@ -234,8 +239,13 @@ def _coerce(tp: Any, value: Any, where: str, key: str) -> Any:
     if origin in (Union, types.UnionType):
         if value is None and type(None) in args:
             return None
-        (inner,) = [a for a in args if a is not type(None)]
-        return _coerce(inner, value, where, key)
+        inner = [a for a in args if a is not type(None)]
+        if len(inner) == 1:
+            return _coerce(inner[0], value, where, key)
+        if isinstance(value, tuple(inner)):
+            return value
+        names = ", ".join(a.__name__ for a in inner)
+        raise ConfigError(f"{where}: {key}: expected one of {names}, got {_kind(value)} {value!r}")
     if origin is Literal:
         if value not in args:
             allowed = ", ".join(str(a) for a in args)

@@ -7,7 +7,7 @@ import platform
 import re
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -26,12 +26,19 @@ from harness.loadgen.logparse import (
     latency_percentiles_ns,
     parse_detail_log,
 )
-from harness.loadgen.sut import OfflineSUT, SampleStore, SingleStreamSUT
-from harness.loadgen.timed import TestPlan, load_settings, run_timed_test
-from harness.models.registry import zoo_model_path
+from harness.loadgen.sut import Executor, OfflineSUT, SampleStore, SingleStreamSUT
+from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
+from harness.models.registry import cache_root, zoo_model_path
 from harness.models.validate import ModelInfo, inspect_model, resolve_dims
 from harness.result import INCOMPLETE_FILE, RunResult, write_result
-from harness.runtime.session import Session, create_session, onnxruntime_version
+from harness.runtime.executors import DeviceExecutor, HostExecutor
+from harness.runtime.session import (
+    Session,
+    SessionRequest,
+    TensorSpec,
+    create_session,
+    onnxruntime_version,
+)
 from harness.runtime.targets import get_target
 
 QUICK_WARNING = "quick profile: shortened LoadGen run, NOT valid for an MLPerf submission"
@@ -53,7 +60,16 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
     scenario = request.scenario
     target = get_target(request.hw)
     info, dims, warnings = _prepare_model(request)
-    session = create_session(info.path, runtime=scenario.runtime, target=target, dims=dims)
+    session = create_session(
+        SessionRequest(
+            model_path=info.path,
+            runtime=scenario.runtime,
+            target=target,
+            dims=dims,
+            cache_dir=cache_root() / "engines",
+        )
+    )
+    warnings += _placement_warnings(session)
     source = _source(scenario, session)
     run_dir = create_run_dir(
         request.out_root, model=_model_name(request), scenario=scenario.scenario
@@ -82,7 +98,8 @@ def _measure(
     progress: IO[str] | None,
 ) -> RunResult:
     scenario = request.scenario
-    warmup = _warm_up(scenario, session, source)
+    executor = _executor(scenario, session)
+    warmup = _warm_up(scenario, executor, session.inputs, source)
     # LoadGen sizes its run from these; the fastest warm-up query errs on the side of a run
     # that is too long rather than one that ends before its minimum duration (INVALID).
     batch = scenario.batch_size
@@ -94,14 +111,23 @@ def _measure(
     model_key = scenario.model.loadgen_name or re.sub(r"[^A-Za-z0-9_.-]", "_", _model_name(request))
     plan = _write_confs(request, run_dir, model_key, expected, source.total_count)
     settings = load_settings(plan)
-    store = SampleStore(source, session.inputs)
-    sut = _make_sut(scenario, session, store)
+    store = SampleStore(source, session.inputs, executor)
+    sut = _make_sut(scenario, executor, store)
     window = run_timed_test(plan, settings, sut, store, progress=progress)
     if isinstance(sut.error, KeyboardInterrupt):
         raise sut.error
     if sut.error is not None:
         raise RunError(f"{run_dir}: inference failed during LoadGen: {_describe(sut.error)}")
-    return _result(request, run_dir, info, session, plan, warmup, window, warnings)
+    measured = _Measured(
+        info=info,
+        session=session,
+        plan=plan,
+        warmup=warmup,
+        window=window,
+        warnings=warnings,
+        data_path=executor.data_path,
+    )
+    return _result(request, run_dir, measured)
 
 
 def _prepare_model(request: RunRequest) -> tuple[ModelInfo, dict[str, int], list[str]]:
@@ -141,14 +167,17 @@ def _source(scenario: Scenario, session: Session) -> SampleSource:
 
 def _warm_up(
     scenario: Scenario,
-    session: Session,
+    executor: Executor,
+    specs: Sequence[TensorSpec],
     source: SampleSource,
     clock: Callable[[], int] = time.perf_counter_ns,
 ) -> dict[str, Any]:
-    """Untimed inferences until both the query and the time minimum are met."""
-    batch = session.inputs[0].shape[0]
-    feeds = {s.name: np.empty(s.shape, dtype=s.dtype) for s in session.inputs}
-    source.fill([i % source.total_count for i in range(batch)], feeds)
+    """Untimed inferences on the timed path until both the query and the time minimum are met."""
+    batch = executor.batch_size
+    rows = list(range(batch))
+    arrays = {s.name: np.empty(s.shape, dtype=s.dtype) for s in specs}
+    source.fill([i % source.total_count for i in rows], arrays)
+    executor.attach(arrays)
     latencies: list[int] = []
     start = clock()
     while (
@@ -157,10 +186,11 @@ def _warm_up(
     ):
         t0 = clock()
         try:
-            session.run(feeds)
+            executor.run_single(0) if batch == 1 else executor.run_batch(rows)
         except Exception as exc:  # onnxruntime's errors are untyped; report the cause once
             raise RunError(f"inference failed during warm-up: {_describe(exc)}") from None
         latencies.append(clock() - t0)
+    executor.attach({})
     median_ns = statistics.median(latencies)
     return {
         "queries": len(latencies),
@@ -169,6 +199,25 @@ def _warm_up(
         "min_latency_ns": min(latencies),
         "samples_per_second": batch * 1e9 / median_ns,
     }
+
+
+def _executor(scenario: Scenario, session: Session) -> HostExecutor | DeviceExecutor:
+    runtime = scenario.runtime
+    if session.target.is_gpu or runtime.io_binding:
+        return DeviceExecutor(session, include_host_copies=runtime.include_host_copies)
+    return HostExecutor(session)
+
+
+def _placement_warnings(session: Session) -> list[str]:
+    placement: dict[str, int] = session.settings["node_placement"]
+    on_cpu = placement.get("CPUExecutionProvider", 0)
+    if not on_cpu:
+        return []
+    total = sum(placement.values())
+    return [
+        f"partial CPU placement: {on_cpu} of {total} nodes ran on CPUExecutionProvider "
+        "(allow_cpu_fallback: true); this is not a pure accelerator result"
+    ]
 
 
 def _write_confs(
@@ -193,11 +242,11 @@ def _write_confs(
 
 
 def _make_sut(
-    scenario: Scenario, session: Session, store: SampleStore
+    scenario: Scenario, executor: Executor, store: SampleStore
 ) -> SingleStreamSUT | OfflineSUT:
     if scenario.scenario == "SingleStream":
-        return SingleStreamSUT(session.run, store)
-    return OfflineSUT(session.run, store, session.inputs)
+        return SingleStreamSUT(executor, store)
+    return OfflineSUT(executor, store)
 
 
 def _describe(error: BaseException) -> str:
@@ -205,16 +254,21 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
 
 
-def _result(
-    request: RunRequest,
-    run_dir: Path,
-    info: ModelInfo,
-    session: Session,
-    plan: TestPlan,
-    warmup: Mapping[str, Any],
-    window: Any,
-    warnings: list[str],
-) -> RunResult:
+@dataclass(frozen=True, kw_only=True)
+class _Measured:
+    info: ModelInfo
+    session: Session
+    plan: TestPlan
+    warmup: Mapping[str, Any]
+    window: Window
+    warnings: list[str]
+    data_path: str
+
+
+def _result(request: RunRequest, run_dir: Path, measured: _Measured) -> RunResult:
+    info, session, plan = measured.info, measured.session, measured.plan
+    warmup, window, warnings = measured.warmup, measured.window, measured.warnings
+    data_path = measured.data_path
     log = parse_detail_log(run_dir / "mlperf_log_detail.txt")
     scenario = request.scenario
     valid = log.get("result_validity") == "VALID"
@@ -254,7 +308,7 @@ def _result(
             "processor": platform.processor(),
         },
         providers=list(session.providers),
-        runtime=session.settings,
+        runtime={**session.settings, "data_path": data_path},
         versions=_versions(),
         settings=effective_settings(log),
         loadgen_config={

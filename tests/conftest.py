@@ -43,7 +43,7 @@ scenario: SingleStream
 model: {zoo: tiny}
 batch_size: 1
 data: {total_sample_count: 64}
-warmup: {min_queries: 20, min_duration_ms: 100}
+warmup: {min_queries: 20, min_duration_ms: 300}
 quick: {min_duration_ms: 1000, min_query_count: 100, performance_sample_count: 32}
 """
 
@@ -53,6 +53,6 @@ scenario: Offline
 model: {zoo: tiny}
 batch_size: 8
 data: {total_sample_count: 64}
-warmup: {min_queries: 5, min_duration_ms: 100}
+warmup: {min_queries: 5, min_duration_ms: 300}
 quick: {min_duration_ms: 1000, min_query_count: 200, performance_sample_count: 32}
 """

@@ -61,8 +61,9 @@ def user_conf_overrides(
         # latency only costs memory, over-estimating it ends the run early, so halve it.
         overrides["target_latency"] = round(max(expected.latency_ns / 2, 1000.0) / 1e6, 6)
     else:
-        # Offline sizes its single query as min_duration x target_qps; aim 10 % high.
-        overrides["target_qps"] = round(max(expected.samples_per_second * 1.1, 0.1), 3)
+        # Offline sizes its single query as min_duration x target_qps. A short warm-up often
+        # runs slower than steady state, and a query that is too small is INVALID: aim 25 % high.
+        overrides["target_qps"] = round(max(expected.samples_per_second * 1.25, 0.1), 3)
     if profile == "quick":
         overrides["min_duration"] = scenario.quick.min_duration_ms
         overrides["min_query_count"] = scenario.quick.min_query_count

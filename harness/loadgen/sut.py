@@ -2,51 +2,64 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import mlperf_loadgen as lg
 import numpy as np
 
 from harness.data import SampleSource, SampleSpec
 
-Infer = Callable[[Mapping[str, np.ndarray]], list[np.ndarray]]
+
+class Executor(Protocol):
+    """Runs loaded samples (see harness.runtime.executors); returns LoadGen response memory."""
+
+    batch_size: int
+
+    def attach(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Receive the loaded samples, one contiguous array per input."""
+
+    def run_single(self, row: int) -> tuple[int, int]:
+        """Infer one sample; (address, bytes) of its output."""
+
+    def run_batch(self, rows: Sequence[int]) -> tuple[int, int]:
+        """Infer a batch; (base address, bytes per sample) of its output."""
 
 
 class SampleStore:
     """Samples LoadGen asked for, preloaded into one contiguous array per input."""
 
-    def __init__(self, source: SampleSource, specs: Sequence[SampleSpec]) -> None:
+    def __init__(
+        self, source: SampleSource, specs: Sequence[SampleSpec], executor: Executor
+    ) -> None:
         self._source = source
         self._specs = tuple(specs)
+        self._executor = executor
         self.arrays: dict[str, np.ndarray] = {}
         self.row_of: dict[int, int] = {}
-        self.single_feeds: list[dict[str, np.ndarray]] = []
 
     def load(self, indices: Sequence[int]) -> None:
-        """LoadGen's load callback: allocate once, fill, and prepare batch-1 views."""
+        """LoadGen's load callback: allocate once, fill, hand to the executor (untimed)."""
         unique = list(dict.fromkeys(int(i) for i in indices))
         self.arrays = {
             s.name: np.empty((len(unique), *s.shape[1:]), dtype=s.dtype) for s in self._specs
         }
         self._source.fill(unique, self.arrays)
         self.row_of = {index: row for row, index in enumerate(unique)}
-        self.single_feeds = [
-            {name: array[row : row + 1] for name, array in self.arrays.items()}
-            for row in range(len(unique))
-        ]
+        self._executor.attach(self.arrays)
 
     def unload(self, indices: Sequence[int]) -> None:
         """LoadGen's unload callback: drop everything."""
         del indices
-        self.arrays, self.row_of, self.single_feeds = {}, {}, []
+        self.arrays, self.row_of = {}, {}
+        self._executor.attach({})
 
 
 class _SUT:
     """Shared failure handling: a failing inference completes what is left and stops work."""
 
-    def __init__(self, infer: Infer, store: SampleStore) -> None:
-        self._infer = infer
+    def __init__(self, executor: Executor, store: SampleStore) -> None:
+        self._executor = executor
         self._store = store
         self.completed = 0
         self.error: BaseException | None = None
@@ -76,10 +89,8 @@ class SingleStreamSUT(_SUT):
         done = 0
         try:
             for sample in samples:
-                out = self._infer(self._store.single_feeds[self._store.row_of[sample.index]])[0]
-                lg.QuerySamplesComplete(
-                    [lg.QuerySampleResponse(sample.id, out.ctypes.data, out.nbytes)]
-                )
+                address, size = self._executor.run_single(self._store.row_of[sample.index])
+                lg.QuerySamplesComplete([lg.QuerySampleResponse(sample.id, address, size)])
                 done += 1
                 self.completed += 1
         except Exception as exc:  # must not unwind into LoadGen's C++ thread
@@ -87,12 +98,7 @@ class SingleStreamSUT(_SUT):
 
 
 class OfflineSUT(_SUT):
-    """Runs Offline's one big query in fixed-size batches gathered into preallocated buffers."""
-
-    def __init__(self, infer: Infer, store: SampleStore, specs: Sequence[SampleSpec]) -> None:
-        super().__init__(infer, store)
-        self._batch = {s.name: np.empty(s.shape, dtype=s.dtype) for s in specs}
-        self.batch_size = next(iter(specs)).shape[0]
+    """Runs Offline's one big query in fixed-size batches."""
 
     def issue(self, samples: Sequence[Any]) -> None:
         """LoadGen's issue callback: the whole query, answered batch by batch."""
@@ -100,11 +106,12 @@ class OfflineSUT(_SUT):
             self._abort(self.error, samples)
             return
         done = 0
+        batch = self._executor.batch_size
         try:
-            for start in range(0, len(samples), self.batch_size):
+            for start in range(0, len(samples), batch):
                 if self.error is not None:
                     break
-                chunk = samples[start : start + self.batch_size]
+                chunk = samples[start : start + batch]
                 self._run_batch(chunk)
                 done = start + len(chunk)
                 self.completed = done
@@ -115,12 +122,10 @@ class OfflineSUT(_SUT):
 
     def _run_batch(self, chunk: Sequence[Any]) -> None:
         rows = [self._store.row_of[s.index] for s in chunk]
-        for name, buffer in self._batch.items():
-            # A short last batch leaves stale rows as padding: the model's batch is fixed.
-            np.take(self._store.arrays[name], rows, axis=0, out=buffer[: len(rows)])
-        out = self._infer(self._batch)[0]
-        stride = out.nbytes // self.batch_size
-        base = out.ctypes.data
+        base, stride = self._executor.run_batch(rows)
         lg.QuerySamplesComplete(
-            [lg.QuerySampleResponse(s.id, base + i * stride, stride) for i, s in enumerate(chunk)]
+            [
+                lg.QuerySampleResponse(s.id, base + i * stride if base else 0, stride)
+                for i, s in enumerate(chunk)
+            ]
         )

@@ -41,10 +41,14 @@ OFFICIAL: dict[str, OfficialModel] = {
 }
 
 
+def cache_root() -> Path:
+    """The harness's cache (BEYOND_TOPS_CACHE, else ~/.cache/beyond-tops)."""
+    return Path(os.environ.get("BEYOND_TOPS_CACHE") or Path.home() / ".cache" / "beyond-tops")
+
+
 def cache_dir() -> Path:
-    """Where generated and downloaded models live (BEYOND_TOPS_CACHE, else ~/.cache)."""
-    root = os.environ.get("BEYOND_TOPS_CACHE") or Path.home() / ".cache" / "beyond-tops"
-    return Path(root) / "models"
+    """Where generated and downloaded models live."""
+    return cache_root() / "models"
 
 
 def zoo_model_path(name: str, *, seed: int = DEFAULT_SEED, root: Path | None = None) -> Path:

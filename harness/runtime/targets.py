@@ -1,36 +1,118 @@
-"""Hardware targets as data: which execution providers each one runs, in one place."""
+"""Hardware targets as data: image, onnxruntime package, provider chain and options, telemetry."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from harness.errors import DeviceError
 
 
 @dataclass(frozen=True, kw_only=True)
-class HardwareTarget:
-    """A hardware target: its onnxruntime package and execution-provider chain."""
+class ProviderSpec:
+    """One execution provider and the options that matter for benchmarking."""
 
     name: str
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class HardwareTarget:
+    """A hardware target: where it runs, with which onnxruntime build and providers."""
+
+    name: str
+    image: str
     ort_package: str
-    providers: tuple[str, ...]
+    providers: tuple[ProviderSpec, ...]
+    device_type: str
+    telemetry: str
+    install_hint: str
+
+    @property
+    def is_gpu(self) -> bool:
+        """Whether the target measures an accelerator (so the CPU must never stand in)."""
+        return self.device_type != "cpu"
+
+    @property
+    def provider_names(self) -> tuple[str, ...]:
+        """The provider chain, most preferred first."""
+        return tuple(p.name for p in self.providers)
 
 
+# `{cache}` in an option is replaced by the run's engine cache directory.
 TARGETS: dict[str, HardwareTarget] = {
     "cpu": HardwareTarget(
-        name="cpu", ort_package="onnxruntime", providers=("CPUExecutionProvider",)
+        name="cpu",
+        image="beyond-tops/cpu",
+        ort_package="onnxruntime",
+        providers=(ProviderSpec(name="CPUExecutionProvider"),),
+        device_type="cpu",
+        telemetry="rapl",
+        install_hint="pip install onnxruntime",
+    ),
+    "nvidia": HardwareTarget(
+        name="nvidia",
+        image="beyond-tops/nvidia",
+        ort_package="onnxruntime-gpu",
+        providers=(
+            ProviderSpec(
+                name="TensorrtExecutionProvider",
+                options={
+                    "device_id": "0",
+                    "trt_fp16_enable": "False",
+                    "trt_int8_enable": "False",
+                    "trt_max_workspace_size": str(4 << 30),
+                    "trt_engine_cache_enable": "True",
+                    "trt_engine_cache_path": "{cache}/tensorrt/engines",
+                    "trt_timing_cache_enable": "True",
+                    "trt_timing_cache_path": "{cache}/tensorrt/timing",
+                },
+            ),
+            ProviderSpec(
+                name="CUDAExecutionProvider",
+                options={
+                    "device_id": "0",
+                    "cudnn_conv_algo_search": "EXHAUSTIVE",
+                    "enable_cuda_graph": "0",
+                },
+            ),
+        ),
+        device_type="cuda",
+        telemetry="nvml",
+        install_hint="pip install onnxruntime-gpu (not onnxruntime), or run in the nvidia image",
+    ),
+    "rocm": HardwareTarget(
+        name="rocm",
+        image="beyond-tops/rocm",
+        # onnxruntime removed its ROCm execution provider in 1.23; MIGraphX is AMD's path.
+        ort_package="onnxruntime-migraphx",
+        providers=(
+            ProviderSpec(
+                name="MIGraphXExecutionProvider",
+                options={
+                    "device_id": "0",
+                    "migraphx_fp16_enable": "0",
+                    "migraphx_int8_enable": "0",
+                },
+            ),
+        ),
+        device_type="gpu",
+        telemetry="amdsmi",
+        install_hint="pip install onnxruntime-migraphx, or run in the rocm image",
     ),
 }
-PLANNED = ("nvidia", "rocm")
 
 
 def get_target(name: str) -> HardwareTarget:
-    """Look a target up by name; unknown or not-yet-supported names are one-line errors."""
+    """Look a target up by name; unknown names are one-line errors."""
     if name in TARGETS:
         return TARGETS[name]
-    if name in PLANNED:
-        raise DeviceError(
-            f"HW={name}: GPU targets need the pinned Docker images, which this version does not "
-            f"have yet; use HW=cpu"
-        )
     raise DeviceError(f"HW={name}: unknown hardware target (known: {', '.join(TARGETS)})")
+
+
+def resolve_options(
+    spec: ProviderSpec, overrides: Mapping[str, Mapping[str, str]], cache_dir: str
+) -> dict[str, str]:
+    """Target defaults, then the scenario's overrides, with the cache path filled in."""
+    merged = {**spec.options, **overrides.get(spec.name, {})}
+    return {key: value.replace("{cache}", cache_dir) for key, value in merged.items()}

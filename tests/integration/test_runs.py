@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from harness.cli import main
-from harness.loadgen.sut import OfflineSUT, SampleStore, SingleStreamSUT
+from harness.loadgen.sut import SampleStore
 from harness.models.registry import zoo_model_path
 from tests.conftest import REPO, TINY_OFFLINE, TINY_SS, write_scenario
 
@@ -149,19 +149,32 @@ def test_inference_error_fails_the_run_instead_of_hanging(
 ) -> None:
     import harness.runner as runner
 
-    def failing_sut(scenario: Any, session: Any, store: SampleStore) -> Any:
-        calls = 0
+    class FailingExecutor:
+        def __init__(self, inner: Any) -> None:
+            self.inner, self.calls, self.batch_size = inner, 0, inner.batch_size
 
-        def infer(feeds: Any) -> Any:
-            nonlocal calls
-            calls += 1
-            if calls == 5:
+        def attach(self, arrays: Any) -> None:
+            self.inner.attach(arrays)
+
+        def _count(self) -> None:
+            self.calls += 1
+            if self.calls == 5:
                 raise RuntimeError("device lost\nsecond line")
-            return session.run(feeds)
 
-        if scenario.scenario == "SingleStream":
-            return SingleStreamSUT(infer, store)
-        return OfflineSUT(infer, store, session.inputs)
+        def run_single(self, row: int) -> Any:
+            self._count()
+            return self.inner.run_single(row)
+
+        def run_batch(self, rows: Any) -> Any:
+            self._count()
+            return self.inner.run_batch(rows)
+
+    real_make_sut = runner._make_sut
+
+    def failing_sut(scenario: Any, executor: Any, store: SampleStore) -> Any:
+        failing = FailingExecutor(executor)
+        store._executor = failing
+        return real_make_sut(scenario, failing, store)
 
     monkeypatch.setattr(runner, "_make_sut", failing_sut)
     scenario = write_scenario(tmp_path / "s.yaml", text)

@@ -194,8 +194,9 @@ def test_unknown_nested_key_is_dotted(tmp_path: Path) -> None:
     [
         (
             "runtime",
-            "allow_spinning, execution_mode, graph_optimization_level, inter_op_threads, "
-            "intra_op_threads",
+            "allow_cpu_fallback, allow_spinning, execution_mode, graph_optimization_level, "
+            "include_host_copies, inter_op_threads, intra_op_threads, io_binding, "
+            "provider_options",
         ),
         ("data", "dir, seed, source, total_sample_count"),
         ("warmup", "min_duration_ms, min_queries"),

@@ -1,0 +1,195 @@
+"""Checks run before every benchmark: each finding is a one-line warning that says how to fix it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import RunError
+from harness.fingerprint.fingerprint import Fingerprint
+from harness.fingerprint.probe import Probe
+
+DEFAULT_LOAD_THRESHOLD = 0.5  # of the usable CPUs busy over the last minute
+# How to switch turbo off, by the sysfs file that reported it on.
+TURBO_OFF = {
+    "/sys/devices/system/cpu/intel_pstate/no_turbo": "1",
+    "/sys/devices/system/cpu/cpufreq/boost": "0",
+    "/sys/devices/system/cpu/cpu0/cpufreq/boost": "0",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreflightWarning:
+    """Something about the machine that can distort a benchmark, and how to fix it."""
+
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON form: {"code": ..., "message": ...}."""
+        return {"code": self.code, "message": self.message}
+
+
+class PreflightError(RunError):
+    """Preflight found problems and `--strict` asked for them to stop the run."""
+
+
+def preflight(
+    fp: Fingerprint,
+    *,
+    root: Path = Path("/"),
+    profile: str = "quick",
+    load_threshold: float = DEFAULT_LOAD_THRESHOLD,
+) -> list[PreflightWarning]:
+    """Every warning for a run on the machine `fp` describes, in a fixed order."""
+    cpu, memory = fp.section("cpu"), fp.section("memory")
+    found = [
+        _governor(cpu),
+        _turbo(cpu),
+        _load(Probe(root), cpu, load_threshold),
+        _cgroup_quota(cpu),
+        _swap(memory),
+    ]
+    for index, gpu in enumerate(fp.gpus):
+        found.extend(check(gpu, _gpu_label(gpu, index)) for check in GPU_CHECKS)
+    if profile == "quick":
+        found.append(
+            PreflightWarning(
+                code="quick_profile",
+                message="quick profile: shortened LoadGen run, NOT valid for an MLPerf "
+                "submission; use `--profile submission` for a valid result",
+            )
+        )
+    return [warning for warning in found if warning is not None]
+
+
+def enforce_strict(warnings: Sequence[PreflightWarning]) -> None:
+    """Raise PreflightError listing the warnings, if there are any (for `--strict`)."""
+    if warnings:
+        listed = "; ".join(str(w) for w in warnings)
+        raise PreflightError(f"preflight failed under --strict ({len(warnings)}): {listed}")
+
+
+def _governor(cpu: Mapping[str, Any]) -> PreflightWarning | None:
+    governor = cpu.get("governor")
+    if governor is None or governor == "performance":
+        return None
+    return PreflightWarning(
+        code="governor",
+        message=f"CPU governor is {governor!r}, not 'performance': "
+        "run `sudo cpupower frequency-set -g performance`",
+    )
+
+
+def _turbo(cpu: Mapping[str, Any]) -> PreflightWarning | None:
+    control = cpu.get("turbo_control")
+    if cpu.get("turbo") is not True or control not in TURBO_OFF:
+        return None
+    return PreflightWarning(
+        code="turbo",
+        message=f"turbo/boost is on ({control}): clocks follow temperature and load, so "
+        f"results vary; for steadier numbers run `echo {TURBO_OFF[control]} | sudo tee {control}`",
+    )
+
+
+def _load(probe: Probe, cpu: Mapping[str, Any], threshold: float) -> PreflightWarning | None:
+    text = probe.optional("proc/loadavg")
+    try:
+        load1 = float((text or "").split()[0])
+    except (IndexError, ValueError):
+        return PreflightWarning(
+            code="load",
+            message="cannot read /proc/loadavg: whether other work is running is unknown",
+        )
+    usable = int(cpu.get("usable_cpus") or 1)
+    limit = threshold * usable
+    if load1 <= limit:
+        return None
+    return PreflightWarning(
+        code="load",
+        message=f"load average is {load1:.2f}, above {limit:g} ({threshold:g} x {usable} usable "
+        "CPUs): other work is running; stop it or wait for it before benchmarking",
+    )
+
+
+def _cgroup_quota(cpu: Mapping[str, Any]) -> PreflightWarning | None:
+    quota = cpu.get("cgroup_cpu_quota")
+    visible = cpu.get("affinity_cpus") or cpu.get("online_cpus")
+    if quota is None or visible is None or quota >= visible:
+        return None
+    return PreflightWarning(
+        code="cgroup_quota",
+        message=f"cgroup CPU quota is {quota:g} CPUs but {visible} CPUs are visible: thread "
+        f"pools sized to {visible} get throttled; raise the quota (`docker run "
+        f"--cpus {visible}`) or set runtime.intra_op_threads to {cpu.get('usable_cpus')}",
+    )
+
+
+def _swap(memory: Mapping[str, Any]) -> PreflightWarning | None:
+    used = memory.get("swap_used_bytes")
+    if not used:
+        return None
+    return PreflightWarning(
+        code="swap",
+        message=f"{used / 2**20:.0f} MiB of swap in use: paging can stall the run; free memory "
+        "and run `sudo swapoff -a && sudo swapon -a` to bring it back into RAM",
+    )
+
+
+def _gpu_label(gpu: Mapping[str, Any], position: int) -> str:
+    index = gpu.get("index", position)
+    name = gpu.get("name")
+    return f"GPU {index} ({name})" if name else f"GPU {index}"
+
+
+def _gpu_processes(gpu: Mapping[str, Any], label: str) -> PreflightWarning | None:
+    processes = gpu.get("processes") or []
+    if not processes:
+        return None
+    shown = ", ".join(_process_text(p) for p in processes[:3])
+    more = f" and {len(processes) - 3} more" if len(processes) > 3 else ""
+    return PreflightWarning(
+        code="gpu_processes",
+        message=f"{label} runs {len(processes)} other process(es) ({shown}{more}): stop them "
+        "or pick another GPU with CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES",
+    )
+
+
+def _process_text(process: Any) -> str:
+    if isinstance(process, Mapping):
+        parts = [str(process[key]) for key in ("pid", "name") if process.get(key) is not None]
+        return " ".join(parts) or "?"
+    return str(process)
+
+
+def _gpu_throttling(gpu: Mapping[str, Any], label: str) -> PreflightWarning | None:
+    reasons = [str(r) for r in gpu.get("throttle_reasons_active") or []]
+    if not reasons:
+        return None
+    return PreflightWarning(
+        code="gpu_throttling",
+        message=f"{label} is already throttling ({', '.join(reasons)}): let it cool down "
+        "and check its power cap and clocks (`nvidia-smi -q -d PERFORMANCE`)",
+    )
+
+
+def _gpu_persistence(gpu: Mapping[str, Any], label: str) -> PreflightWarning | None:
+    if gpu.get("persistence_mode") is not False:
+        return None
+    return PreflightWarning(
+        code="gpu_persistence",
+        message=f"{label} has persistence mode off: the driver re-initialises the GPU "
+        "between runs; run `sudo nvidia-smi -pm 1`",
+    )
+
+
+GPU_CHECKS: tuple[Callable[[Mapping[str, Any], str], PreflightWarning | None], ...] = (
+    _gpu_processes,
+    _gpu_throttling,
+    _gpu_persistence,
+)

@@ -1,0 +1,179 @@
+"""The timed path: run preloaded samples from host arrays or, with IO binding, from the device."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import helper
+
+from harness.runtime.session import Session
+
+Response = tuple[int, int]  # (address, bytes) handed to LoadGen
+
+
+class HostExecutor:
+    """onnxruntime's plain `run` on host arrays; what CPU targets use."""
+
+    data_path = "host"
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self.batch_size = session.inputs[0].shape[0]
+        self._arrays: Mapping[str, np.ndarray] = {}
+        self._single: list[dict[str, np.ndarray]] = []
+        self._batch = {s.name: np.empty(s.shape, dtype=s.dtype) for s in session.inputs}
+        self._keep: list[np.ndarray] = []
+
+    def attach(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Take the QSL's loaded arrays and prepare batch-1 views of them."""
+        self._arrays = arrays
+        rows = len(next(iter(arrays.values()))) if arrays else 0
+        self._single = [{n: a[r : r + 1] for n, a in arrays.items()} for r in range(rows)]
+
+    def run_single(self, row: int) -> Response:
+        """Infer one loaded sample."""
+        out = self._session.run(self._single[row])[0]
+        self._keep = [out]
+        return out.ctypes.data, out.nbytes
+
+    def run_batch(self, rows: Sequence[int]) -> Response:
+        """Gather rows into the preallocated batch and infer; returns (base, per-sample bytes)."""
+        for name, buffer in self._batch.items():
+            # A short last batch leaves stale rows as padding: the model's batch is fixed.
+            np.take(self._arrays[name], rows, axis=0, out=buffer[: len(rows)])
+        out = self._session.run(self._batch)[0]
+        self._keep = [out]
+        return out.ctypes.data, out.nbytes // self.batch_size
+
+
+class DeviceExecutor:
+    """IO binding: samples live on the device from the QSL's load step; outputs are preallocated.
+
+    With `include_host_copies` every query copies its inputs to the device and its outputs
+    back, as an application would (end-to-end timing); without, the timed path copies nothing
+    but the few bytes of batch indices, and responses carry no data.
+    """
+
+    def __init__(self, session: Session, *, include_host_copies: bool) -> None:
+        self._session = session
+        self._ort = session.ort_session
+        self._device = session.target.device_type
+        self._copies = include_host_copies
+        self.data_path = "device+host-copies" if include_host_copies else "device"
+        self.batch_size = session.inputs[0].shape[0]
+        self._binding = self._ort.io_binding()
+        self._host: Mapping[str, np.ndarray] = {}
+        self._rows: dict[str, list[Any]] = {}
+        self._gather: dict[str, _DeviceGather] = {}
+        self._bind_outputs()
+
+    def attach(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Upload the loaded samples to the device once (this is untimed QSL load time)."""
+        self._host = arrays
+        if self._copies:
+            return
+        if self.batch_size == 1:
+            self._rows = {
+                name: [self._ortvalue(array[r : r + 1]) for r in range(len(array))]
+                for name, array in arrays.items()
+            }
+        else:
+            self._gather = {
+                spec.name: _DeviceGather(self._session, spec.name, arrays[spec.name], self._device)
+                for spec in self._session.inputs
+            }
+            for name, gather in self._gather.items():
+                self._binding.bind_ortvalue_input(name, gather.output)
+
+    def run_single(self, row: int) -> Response:
+        """Infer one sample already on the device (or copied there when timing end to end)."""
+        for name in self._host:
+            if self._copies:
+                self._binding.bind_cpu_input(name, self._host[name][row : row + 1])
+            else:
+                self._binding.bind_ortvalue_input(name, self._rows[name][row])
+        return self._run(1)
+
+    def run_batch(self, rows: Sequence[int]) -> Response:
+        """Gather a batch on the device and infer it."""
+        if self._copies:
+            for name, array in self._host.items():
+                self._binding.bind_cpu_input(
+                    name, np.take(array, _pad(rows, self.batch_size), axis=0)
+                )
+        else:
+            for gather in self._gather.values():
+                gather.run(rows)
+        return self._run(self.batch_size)
+
+    def _run(self, batch: int) -> Response:
+        self._ort.run_with_iobinding(self._binding)
+        if not self._copies:
+            return 0, 0
+        out = self._binding.copy_outputs_to_cpu()[0]
+        self._keep = out
+        return out.ctypes.data, out.nbytes // batch
+
+    def _bind_outputs(self) -> None:
+        for spec in self._session.outputs:
+            if all(isinstance(d, int) for d in spec.shape):
+                value = ort.OrtValue.ortvalue_from_shape_and_type(
+                    list(spec.shape), spec.dtype.type, self._device, 0
+                )
+                self._binding.bind_ortvalue_output(spec.name, value)
+            else:  # shape known only at run time: onnxruntime allocates on the device
+                self._binding.bind_output(spec.name, self._device, 0)
+
+    def _ortvalue(self, array: np.ndarray) -> Any:
+        return ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array), self._device, 0)
+
+
+class _DeviceGather:
+    """Gathers batch rows from a device-resident sample tensor with a one-node ONNX graph."""
+
+    def __init__(self, session: Session, name: str, samples: np.ndarray, device: str) -> None:
+        batch = session.inputs[0].shape[0]
+        self._batch = batch
+        self._session = ort.InferenceSession(
+            _gather_model(samples.dtype).SerializeToString(),
+            providers=list(session.settings["requested_providers"]),
+        )
+        self._binding = self._session.io_binding()
+        self._samples = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(samples), device, 0)
+        self._indices = ort.OrtValue.ortvalue_from_numpy(np.zeros(batch, dtype=np.int64), device, 0)
+        shape = [batch, *samples.shape[1:]]
+        self.output = ort.OrtValue.ortvalue_from_shape_and_type(
+            shape, samples.dtype.type, device, 0
+        )
+        self._binding.bind_ortvalue_input("samples", self._samples)
+        self._binding.bind_ortvalue_input("indices", self._indices)
+        self._binding.bind_ortvalue_output("batch", self.output)
+        del name
+
+    def run(self, rows: Sequence[int]) -> None:
+        """Write the rows into the bound batch tensor (only the indices cross to the device)."""
+        self._indices.update_inplace(np.asarray(_pad(rows, self._batch), dtype=np.int64))
+        self._session.run_with_iobinding(self._binding)
+
+
+def _pad(rows: Sequence[int], batch: int) -> list[int]:
+    rows = list(rows)
+    return rows + [rows[-1]] * (batch - len(rows))
+
+
+def _gather_model(dtype: np.dtype[Any]) -> onnx.ModelProto:
+    elem = helper.np_dtype_to_tensor_dtype(dtype)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["samples", "indices"], ["batch"], axis=0)],
+        "device_gather",
+        [
+            helper.make_tensor_value_info("samples", elem, None),
+            helper.make_tensor_value_info("indices", onnx.TensorProto.INT64, ["batch"]),
+        ],
+        [helper.make_tensor_value_info("batch", elem, None)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
