@@ -74,7 +74,8 @@ class DeviceExecutor:
     def attach(self, arrays: Mapping[str, np.ndarray]) -> None:
         """Upload the loaded samples to the device once (this is untimed QSL load time)."""
         self._host = arrays
-        if self._copies:
+        self._rows, self._gather = {}, {}
+        if self._copies or not arrays:  # nothing to upload (or an unload)
             return
         if self.batch_size == 1:
             self._rows = {

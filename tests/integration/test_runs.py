@@ -214,3 +214,15 @@ def test_ctrl_c_marks_the_run_incomplete(text: str, tmp_path: Path) -> None:
     assert (run_dir / "INCOMPLETE").read_text() == "interrupted (Ctrl-C)\n"
     assert not (run_dir / "result.json").exists()
     assert not list(run_dir.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("text", [TINY_SS, TINY_OFFLINE], ids=["SingleStream", "Offline"])
+def test_io_binding_path_runs_valid_and_is_recorded(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = write_scenario(tmp_path / "s.yaml", text + "runtime: {io_binding: true}\n")
+    code, out, _ = run_cli(["run", str(scenario), "--out", str(tmp_path)], capsys)
+    result = load(Path(out.strip().splitlines()[-1]))
+    assert code == 0 and result["valid"] is True
+    assert result["runtime"]["data_path"] == "device"
+    assert result["runtime"]["requested_providers"] == ["CPUExecutionProvider"]
