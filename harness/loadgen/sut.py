@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import mlperf_loadgen as lg
@@ -27,16 +27,29 @@ class Executor(Protocol):
 
 
 class SampleStore:
-    """Samples LoadGen asked for, preloaded into one contiguous array per input."""
+    """Samples LoadGen asked for, preloaded into one contiguous array per input.
+
+    LoadGen loads samples right before its timed test and unloads them right after, so the
+    end of `load` and the start of `unload` bound the measured window: `on_window_open` and
+    `on_window_close` (telemetry) run there, outside the timed path.
+    """
 
     def __init__(
-        self, source: SampleSource, specs: Sequence[SampleSpec], executor: Executor
+        self,
+        source: SampleSource,
+        specs: Sequence[SampleSpec],
+        executor: Executor,
+        *,
+        on_window_open: Callable[[], None] | None = None,
+        on_window_close: Callable[[], None] | None = None,
     ) -> None:
         self._source = source
         self._specs = tuple(specs)
         self._executor = executor
+        self._open, self._close = on_window_open, on_window_close
         self.arrays: dict[str, np.ndarray] = {}
         self.row_of: dict[int, int] = {}
+        self.hook_errors: list[Exception] = []
 
     def load(self, indices: Sequence[int]) -> None:
         """LoadGen's load callback: allocate once, fill, hand to the executor (untimed)."""
@@ -47,12 +60,22 @@ class SampleStore:
         self._source.fill(unique, self.arrays)
         self.row_of = {index: row for row, index in enumerate(unique)}
         self._executor.attach(self.arrays)
+        self._call(self._open)
 
     def unload(self, indices: Sequence[int]) -> None:
-        """LoadGen's unload callback: drop everything."""
+        """LoadGen's unload callback: close the window, drop everything."""
         del indices
+        self._call(self._close)
         self.arrays, self.row_of = {}, {}
         self._executor.attach({})
+
+    def _call(self, hook: Callable[[], None] | None) -> None:
+        if hook is None:
+            return
+        try:
+            hook()
+        except Exception as exc:  # runs in LoadGen's thread: keep it for the caller to raise
+            self.hook_errors.append(exc)
 
 
 class _SUT:
