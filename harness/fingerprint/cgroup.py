@@ -110,8 +110,12 @@ def read_memory_limit(probe: Probe, cgroup_dir: str, version: int) -> float | No
 def affinity_cpus(probe: Probe, pid: int | None) -> int | None:
     """CPUs the process may run on: sched_getaffinity on this machine, else Cpus_allowed_list."""
     if probe.is_live:
+        getaffinity = getattr(os, "sched_getaffinity", None)
+        if getaffinity is None:
+            probe.note("cpu.affinity_cpus", "sched_getaffinity is not available on this OS")
+            return None
         try:
-            return len(os.sched_getaffinity(pid or 0))
+            return len(getaffinity(pid or 0))
         except OSError as exc:
             probe.note("cpu.affinity_cpus", f"sched_getaffinity({pid or 0}): {exc.strerror}")
             return None

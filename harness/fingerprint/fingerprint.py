@@ -36,19 +36,27 @@ CPU_ID_KEYS = (
     "turbo",
     "smt_active",
 )
+# Named as harness/telemetry's inventories name them. Left out: uuid, index and PCI bus (two
+# identical GPUs are comparable), current PCIe link (drops at idle) and live state.
 GPU_ID_KEYS = (
+    "vendor",
     "name",
     "driver_version",
-    "cuda_version",
+    "cuda_driver_version",
     "rocm_version",
-    "vbios_version",
-    "compute_capability",
-    "memory_total_bytes",
+    "memory_total_mib",
     "power_limit_w",
-    "max_sm_clock_mhz",
-    "max_memory_clock_mhz",
-    "application_sm_clock_mhz",
-    "application_memory_clock_mhz",
+    "power_limit_enforced_w",
+    "clock_sm_max_mhz",
+    "clock_mem_max_mhz",
+    "clock_sm_default_mhz",
+    "clock_mem_default_mhz",
+    "ecc_enabled",
+    "mig_mode",
+    "compute_partition",
+    "memory_partition",
+    "pcie_gen_max",
+    "pcie_width_max",
 )
 
 
@@ -90,10 +98,12 @@ class Fingerprint:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Fingerprint:
         """A fingerprint read back from result.json."""
-        if not isinstance(data.get("fingerprint_id"), str) or not isinstance(
-            data.get("complete"), bool
-        ):
-            raise ResultError("fingerprint: no fingerprint_id/complete; not a beyond-tops result")
+        kinds = {"fingerprint_id": str, "complete": bool, "missing": list}
+        wrong = [key for key, kind in kinds.items() if not isinstance(data.get(key), kind)]
+        if wrong:
+            raise ResultError(
+                f"fingerprint: {', '.join(wrong)} absent or malformed; not a beyond-tops result"
+            )
         return cls(data=copy.deepcopy(dict(data)))
 
 
@@ -120,7 +130,7 @@ def collect_fingerprint(
         "harness": collect_harness(probe, repo_dir),
     }
     for field, reason in gpu_missing:
-        probe.note(field, reason)
+        probe.note(field if field.startswith("gpu") else f"gpus.{field}", reason)
     return build_fingerprint(sections, probe.missing)
 
 

@@ -8,6 +8,12 @@ from typing import Any
 from harness.fingerprint.fingerprint import Fingerprint
 
 UNKNOWN = "unknown"
+GPU_DETAILS = (
+    ("driver_version", "driver", ""),
+    ("memory_total_mib", "memory", " MiB"),
+    ("power_limit_w", "power limit", " W"),
+    ("clock_sm_max_mhz", "max SM clock", " MHz"),
+)
 
 
 def format_fingerprint(fp: Fingerprint) -> str:
@@ -47,36 +53,43 @@ def _headline(fp: Fingerprint) -> str:
 def _cpu_rows(cpu: Mapping[str, Any]) -> list[tuple[str, str]]:
     caches = cpu.get("cache_kib") or {}
     nodes = cpu.get("numa_nodes")
-    quota = cpu.get("cgroup_cpu_quota")
     return [
         ("cpu", f"{_v(cpu.get('model'))} ({_v(cpu.get('vendor'))})"),
-        (
-            "topology",
-            f"{_v(cpu.get('sockets'))} socket(s) x {_v(cpu.get('cores'))} cores, "
-            f"{_v(cpu.get('threads'))} threads, SMT {_v(cpu.get('smt_control'))}",
-        ),
-        (
-            "usable cpus",
-            f"{_v(cpu.get('usable_cpus'))} (online {_v(cpu.get('online_cpulist'))}, "
-            f"affinity {_v(cpu.get('affinity_cpus'))}, cgroup quota "
-            f"{'none' if quota is None else f'{quota:g}'}, "
-            f"isolated {cpu.get('isolated_cpulist') or 'none'})",
-        ),
+        ("topology", _topology(cpu)),
+        ("usable cpus", _usable(cpu)),
         ("isa", " ".join(cpu.get("isa") or []) or "none of interest"),
         ("caches", ", ".join(f"{k} {v} KiB" for k, v in caches.items()) or UNKNOWN),
-        (
-            "frequency",
-            f"max {_v(cpu.get('max_mhz'), ' MHz')}, driver "
-            f"{_v(cpu.get('scaling_driver'))}, governor {_v(cpu.get('governor'))}, "
-            f"turbo {_v(cpu.get('turbo'))}",
-        ),
-        (
-            "numa",
-            UNKNOWN
-            if nodes is None
-            else ", ".join(f"node{n['node']}: {n['cpulist']}" for n in nodes),
-        ),
+        ("frequency", _frequency(cpu)),
+        ("numa", UNKNOWN if nodes is None else ", ".join(_node(n) for n in nodes)),
     ]
+
+
+def _usable(cpu: Mapping[str, Any]) -> str:
+    quota = cpu.get("cgroup_cpu_quota")
+    return (
+        f"{_v(cpu.get('usable_cpus'))} (online {_v(cpu.get('online_cpulist'))}, "
+        f"affinity {_v(cpu.get('affinity_cpus'))}, "
+        f"cgroup quota {'none' if quota is None else f'{quota:g}'}, "
+        f"isolated {cpu.get('isolated_cpulist') or 'none'})"
+    )
+
+
+def _frequency(cpu: Mapping[str, Any]) -> str:
+    return (
+        f"max {_v(cpu.get('max_mhz'), ' MHz')}, driver {_v(cpu.get('scaling_driver'))}, "
+        f"governor {_v(cpu.get('governor'))}, turbo {_v(cpu.get('turbo'))}"
+    )
+
+
+def _node(node: Mapping[str, Any]) -> str:
+    return f"node{node['node']} {node['cpulist']}"
+
+
+def _topology(cpu: Mapping[str, Any]) -> str:
+    return (
+        f"{_v(cpu.get('sockets'))} socket(s), {_v(cpu.get('cores'))} cores, "
+        f"{_v(cpu.get('threads'))} threads, SMT {_v(cpu.get('smt_control'))}"
+    )
 
 
 def _gib(value: Any) -> str:
@@ -85,10 +98,15 @@ def _gib(value: Any) -> str:
 
 def _memory(memory: Mapping[str, Any]) -> str:
     limit = memory.get("cgroup_limit_bytes")
+    swap = memory.get("swap_total_bytes")
+    swap_text = (
+        "no swap"
+        if swap == 0
+        else f"swap {_gib(swap)} ({_gib(memory.get('swap_used_bytes'))} used)"
+    )
     return (
-        f"{_gib(memory.get('total_bytes'))}, swap {_gib(memory.get('swap_total_bytes'))} "
-        f"({_gib(memory.get('swap_used_bytes'))} used), cgroup limit "
-        f"{'none' if limit is None else _gib(limit)}"
+        f"{_gib(memory.get('total_bytes'))}, {swap_text}, "
+        f"cgroup limit {'none' if limit is None else _gib(limit)}"
     )
 
 
@@ -121,8 +139,12 @@ def _software_rows(software: Mapping[str, Any]) -> list[tuple[str, str]]:
 def _gpu_rows(fp: Fingerprint) -> list[tuple[str, str]]:
     rows = []
     for position, gpu in enumerate(fp.gpus):
-        details = [f"{k} {gpu[k]}" for k in ("driver_version", "power_limit_w") if k in gpu]
-        name = gpu.get("name", UNKNOWN)
+        details = [
+            f"{label} {gpu[key]}{unit}"
+            for key, label, unit in GPU_DETAILS
+            if gpu.get(key) is not None
+        ]
+        name = gpu.get("name") or UNKNOWN
         rows.append((f"gpu{gpu.get('index', position)}", ", ".join([str(name), *details])))
     return rows or [("gpus", "none")]
 

@@ -28,7 +28,7 @@ class PreflightWarning:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
+        return self.message
 
     def to_dict(self) -> dict[str, str]:
         """JSON form: {"code": ..., "message": ...}."""
@@ -162,13 +162,15 @@ def _gpu_processes(gpu: Mapping[str, Any], label: str) -> PreflightWarning | Non
 
 def _process_text(process: Any) -> str:
     if isinstance(process, Mapping):
-        parts = [str(process[key]) for key in ("pid", "name") if process.get(key) is not None]
-        return " ".join(parts) or "?"
+        pid, name = process.get("pid"), process.get("name")
+        return " ".join(part for part in (f"pid {pid}" if pid else "", name or "") if part) or "?"
     return str(process)
 
 
 def _gpu_throttling(gpu: Mapping[str, Any], label: str) -> PreflightWarning | None:
-    reasons = [str(r) for r in gpu.get("throttle_reasons_active") or []]
+    # An idle GPU always reports "idle"; before the run that is expected, not throttling.
+    active = gpu.get("throttle_reasons_active") or []
+    reasons = [str(r) for r in active if "idle" not in str(r).lower()]
     if not reasons:
         return None
     return PreflightWarning(

@@ -65,7 +65,7 @@ def _arch(probe: Probe) -> str | None:
     if arch is None and probe.is_live:
         return os.uname().machine
     if arch is None:
-        probe.note("os.arch", "/proc/sys/kernel/arch not present (kernel before 6.1?)")
+        probe.note("os.arch", "/proc/sys/kernel/arch not present (older kernel)")
     return arch
 
 
@@ -83,7 +83,10 @@ def collect_container(
             ignored.append("/.dockerenv exists, but nothing else suggests a container")
     image_id = environ.get(IMAGE_ID_VAR)
     if evidence and image_id is None:
-        probe.note("container.image_id", f"{IMAGE_ID_VAR} not set: not started by `harness` docker")
+        probe.note(
+            "container.image_id",
+            f"{IMAGE_ID_VAR} not set: not started by the harness's docker runner",
+        )
     return {
         "detected": bool(evidence),
         "runtime": runtimes[0] if runtimes else None,
