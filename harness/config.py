@@ -122,6 +122,19 @@ class QuickConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class TelemetryConfig:
+    """How power and temperature are sampled during the measured window."""
+
+    interval_ms: int = 100
+    external_command: str | None = None
+    external_csv: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 10 <= self.interval_ms <= 10000:
+            raise ValueError(f"interval_ms: must be 10..10000, got {self.interval_ms}")
+
+
+@dataclass(frozen=True, kw_only=True)
 class Scenario:
     """One benchmark: a model, a LoadGen scenario, a batch size and runtime settings."""
 
@@ -134,6 +147,7 @@ class Scenario:
     data: DataConfig = field(default_factory=DataConfig)
     warmup: WarmupConfig = field(default_factory=WarmupConfig)
     quick: QuickConfig = field(default_factory=QuickConfig)
+    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
 
     def __post_init__(self) -> None:
         if self.schema_version != SCHEMA_VERSION:

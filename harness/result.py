@@ -12,7 +12,7 @@ from typing import Any
 from harness.errors import ResultError
 from harness.files import atomic_write_text
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RESULT_FILE = "result.json"
 INCOMPLETE_FILE = "INCOMPLETE"
 
@@ -47,6 +47,10 @@ class RunResult:
     warmup: Mapping[str, Any]
     window: Mapping[str, Any]
     warnings: Sequence[str]
+    preflight: Sequence[Mapping[str, str]]
+    fingerprint: Mapping[str, Any]
+    telemetry: Mapping[str, Any] | None
+    image: Mapping[str, str] | None
 
 
 def to_json(result: RunResult) -> str:

@@ -30,6 +30,7 @@ from harness.loadgen.sut import Executor, OfflineSUT, SampleStore, SingleStreamS
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
 from harness.models.registry import cache_root, zoo_model_path
 from harness.models.validate import ModelInfo, inspect_model, resolve_dims
+from harness.observe import Survey, TelemetryWindow, image_info, survey
 from harness.result import INCOMPLETE_FILE, RunResult, write_result
 from harness.runtime.executors import DeviceExecutor, HostExecutor
 from harness.runtime.session import (
@@ -41,8 +42,6 @@ from harness.runtime.session import (
 )
 from harness.runtime.targets import get_target
 
-QUICK_WARNING = "quick profile: shortened LoadGen run, NOT valid for an MLPerf submission"
-
 
 @dataclass(frozen=True, kw_only=True)
 class RunRequest:
@@ -53,6 +52,7 @@ class RunRequest:
     hw: str = "cpu"
     model_override: Path | None = None
     out_root: Path = Path("results/runs")
+    strict: bool = False
 
 
 def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, RunResult]:
@@ -60,6 +60,10 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
     scenario = request.scenario
     target = get_target(request.hw)
     info, dims, warnings = _prepare_model(request)
+    machine = survey(request.hw, profile=request.profile, strict=request.strict)
+    for warning in machine.warnings:
+        if progress is not None:
+            progress.write(f"  warning: {warning}\n")
     session = create_session(
         SessionRequest(
             model_path=info.path,
@@ -76,7 +80,7 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
     )
     atomic_write_text(run_dir / INCOMPLETE_FILE, "run started; no result yet\n")
     try:
-        result = _measure(request, run_dir, info, session, source, warnings, progress)
+        result = _measure(request, run_dir, info, session, source, warnings, machine, progress)
     except KeyboardInterrupt:
         atomic_write_text(run_dir / INCOMPLETE_FILE, "interrupted (Ctrl-C)\n")
         raise
@@ -95,6 +99,7 @@ def _measure(
     session: Session,
     source: SampleSource,
     warnings: list[str],
+    machine: Survey,
     progress: IO[str] | None,
 ) -> RunResult:
     scenario = request.scenario
@@ -111,13 +116,26 @@ def _measure(
     model_key = scenario.model.loadgen_name or re.sub(r"[^A-Za-z0-9_.-]", "_", _model_name(request))
     plan = _write_confs(request, run_dir, model_key, expected, source.total_count)
     settings = load_settings(plan)
-    store = SampleStore(source, session.inputs, executor)
+    telemetry = TelemetryWindow(request.hw, scenario.telemetry)
+    store = SampleStore(
+        source,
+        session.inputs,
+        executor,
+        on_window_open=telemetry.open,
+        on_window_close=telemetry.close,
+    )
     sut = _make_sut(scenario, executor, store)
-    window = run_timed_test(plan, settings, sut, store, progress=progress)
+    try:
+        window = run_timed_test(plan, settings, sut, store, progress=progress)
+    finally:
+        telemetry.release()
     if isinstance(sut.error, KeyboardInterrupt):
         raise sut.error
     if sut.error is not None:
         raise RunError(f"{run_dir}: inference failed during LoadGen: {_describe(sut.error)}")
+    if store.hook_errors:
+        raise RunError(f"{run_dir}: telemetry failed: {_describe(store.hook_errors[0])}")
+    power = telemetry.finish(run_dir, samples=sut.completed, scenario=scenario.scenario)
     measured = _Measured(
         info=info,
         session=session,
@@ -126,6 +144,8 @@ def _measure(
         window=window,
         warnings=warnings,
         data_path=executor.data_path,
+        machine=machine,
+        telemetry=power,
     )
     return _result(request, run_dir, measured)
 
@@ -263,6 +283,8 @@ class _Measured:
     window: Window
     warnings: list[str]
     data_path: str
+    machine: Survey
+    telemetry: dict[str, Any] | None
 
 
 def _result(request: RunRequest, run_dir: Path, measured: _Measured) -> RunResult:
@@ -272,8 +294,7 @@ def _result(request: RunRequest, run_dir: Path, measured: _Measured) -> RunResul
     log = parse_detail_log(run_dir / "mlperf_log_detail.txt")
     scenario = request.scenario
     valid = log.get("result_validity") == "VALID"
-    if request.profile == "quick":
-        warnings = [QUICK_WARNING, *warnings]
+    warnings = [str(w) for w in measured.machine.warnings] + warnings
     reasons = list(log.get("result_invalid_reason", []))
     sps = log.get("result_samples_per_second")
     if sps is None and log.get("result_qps_with_loadgen_overhead") is not None:
@@ -302,11 +323,7 @@ def _result(request: RunRequest, run_dir: Path, measured: _Measured) -> RunResul
             "opset": info.opset,
             "dims": session.settings["free_dimension_overrides"],
         },
-        hardware={
-            "target": request.hw,
-            "machine": platform.machine(),
-            "processor": platform.processor(),
-        },
+        hardware=_hardware(request.hw, measured.machine),
         providers=list(session.providers),
         runtime={**session.settings, "data_path": data_path},
         versions=_versions(),
@@ -319,7 +336,23 @@ def _result(request: RunRequest, run_dir: Path, measured: _Measured) -> RunResul
         warmup=dict(warmup),
         window={"duration_s": round((window.end_ns - window.start_ns) / 1e9, 3)},
         warnings=warnings,
+        preflight=[w.to_dict() for w in measured.machine.warnings],
+        fingerprint=measured.machine.fingerprint.to_dict(),
+        telemetry=measured.telemetry,
+        image=image_info(),
     )
+
+
+def _hardware(hw: str, machine: Survey) -> dict[str, Any]:
+    data = machine.fingerprint.to_dict()
+    cpu = data.get("cpu", {})
+    return {
+        "target": hw,
+        "fingerprint_id": machine.fingerprint.fingerprint_id,
+        "cpu_model": cpu.get("model"),
+        "usable_cpus": cpu.get("usable_cpus"),
+        "gpus": [gpu.get("name") for gpu in data.get("gpus", [])],
+    }
 
 
 def _versions() -> dict[str, str]:

@@ -25,7 +25,9 @@ from harness.config import (
 from harness.errors import ConfigError
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
-SCENARIO_KEYS = "batch_size, data, model, name, quick, runtime, scenario, schema_version, warmup"
+SCENARIO_KEYS = (
+    "batch_size, data, model, name, quick, runtime, scenario, schema_version, telemetry, warmup"
+)
 MODEL_KEYS = "dims, loadgen_name, path, precision, zoo"
 
 

@@ -57,6 +57,10 @@ def _result() -> RunResult:
         warmup={"queries": 50, "duration_s": 0.2},
         window={"duration_s": 2.035},
         warnings=["quick profile: shortened LoadGen run, NOT valid for an MLPerf submission"],
+        preflight=[{"code": "quick_profile", "message": "quick profile: NOT submission-valid"}],
+        fingerprint={"fingerprint_id": "0123456789abcdef", "complete": False, "missing": []},
+        telemetry=None,
+        image={"id": "sha256:" + "cd" * 32, "tag": "beyond-tops/cpu:0.1.0"},
     )
 
 
@@ -256,18 +260,18 @@ def _write_json(run_dir: Path, data: object) -> Path:
 
 
 def test_load_result_refuses_a_newer_schema(tmp_path: Path) -> None:
-    path = _write_json(tmp_path, {**dataclasses.asdict(_result()), "schema_version": 2})
+    path = _write_json(tmp_path, {**dataclasses.asdict(_result()), "schema_version": 3})
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: schema_version 2 was written by a newer beyond-tops; upgrade"
+        f"{path}: schema_version 3 was written by a newer beyond-tops; upgrade"
     )
     assert info.value.exit_code == 6
 
 
 def test_load_result_refuses_an_older_schema(tmp_path: Path) -> None:
     path = _write_json(tmp_path, {**dataclasses.asdict(_result()), "schema_version": 0})
-    with pytest.raises(ResultError, match=re.escape(f"{path}: schema_version 0 is older than 1")):
+    with pytest.raises(ResultError, match=re.escape(f"{path}: schema_version 0 is older than 2")):
         load_result(tmp_path)
 
 
@@ -275,7 +279,7 @@ def test_load_result_refuses_an_older_schema(tmp_path: Path) -> None:
     "data",
     [
         {k: v for k, v in dataclasses.asdict(_result()).items() if k != "schema_version"},
-        {**dataclasses.asdict(_result()), "schema_version": "1"},
+        {**dataclasses.asdict(_result()), "schema_version": "2"},
         [1, 2, 3],
     ],
     ids=["missing", "string", "not-an-object"],
@@ -290,7 +294,7 @@ def test_load_result_needs_a_schema_version(tmp_path: Path, data: object) -> Non
 def test_load_result_refuses_unknown_or_missing_keys(tmp_path: Path) -> None:
     data = dataclasses.asdict(_result())
     path = _write_json(tmp_path, {**data, "extra": 1})
-    with pytest.raises(ResultError, match=re.escape(f"{path}: keys do not match schema_version 1")):
+    with pytest.raises(ResultError, match=re.escape(f"{path}: keys do not match schema_version 2")):
         load_result(tmp_path)
     del data["window"]
     _write_json(tmp_path, data)
