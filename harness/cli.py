@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -72,6 +73,18 @@ def _parser() -> argparse.ArgumentParser:
     _common(bench, profile_default=None)
     bench.set_defaults(func=_bench)
 
+    fingerprint = verbs.add_parser(
+        "fingerprint", help="print this machine's environment fingerprint"
+    )
+    fingerprint.add_argument("--hw", default="cpu", help="hardware target whose GPUs to include")
+    fingerprint.add_argument("--json", action="store_true", help="print JSON instead of text")
+    fingerprint.set_defaults(func=_fingerprint)
+
+    doctor = verbs.add_parser("doctor", help="list what makes this machine unfit to benchmark")
+    doctor.add_argument("--hw", default="cpu", help="hardware target to check")
+    doctor.add_argument("--strict", action="store_true", help="exit non-zero on any warning")
+    doctor.set_defaults(func=_doctor)
+
     show = verbs.add_parser("show", help="print a run directory's result as a table")
     show.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     show.set_defaults(func=_show)
@@ -86,6 +99,11 @@ def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> 
         help="quick (short, development) or submission (MLPerf rules)",
     )
     parser.add_argument("--hw", default="cpu", help="hardware target (default: cpu)")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="turn preflight warnings (governor, load, swap, throttling, ...) into errors",
+    )
     parser.add_argument(
         "--out",
         type=Path,
@@ -161,6 +179,7 @@ def _run_child(path: Path, args: argparse.Namespace, profile: str) -> tuple[int,
         args.hw,
         "--out",
         str(args.out),
+        *(["--strict"] if args.strict else []),
     ]
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as child:
         assert child.stdout is not None
@@ -196,6 +215,7 @@ def _run_one(
         hw=args.hw,
         model_override=model,
         out_root=args.out,
+        strict=args.strict,
     )
     print(
         f"== {scenario.name} ({scenario.scenario}, {request.profile} profile, HW={args.hw})",
@@ -213,6 +233,36 @@ def _profile(value: str) -> ProfileName:
     if value == "submission":
         return "submission"
     raise ConfigError(f"profile: {value!r} is not allowed (allowed: quick, submission)")
+
+
+def _fingerprint(args: argparse.Namespace) -> int:
+    from harness.fingerprint import format_fingerprint
+    from harness.observe import survey
+
+    machine = survey(args.hw, profile=None)
+    if args.json:
+        print(json.dumps(machine.fingerprint.to_dict(), indent=2))
+    else:
+        print(format_fingerprint(machine.fingerprint))
+    return 0
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from harness.fingerprint import enforce_strict
+    from harness.observe import survey
+
+    machine = survey(args.hw, profile=None)
+    fp = machine.fingerprint
+    print(f"fingerprint {fp.fingerprint_id} ({'complete' if fp.complete else 'incomplete'})")
+    for missing in fp.to_dict()["missing"]:
+        print(f"  not read: {missing['field']}: {missing['reason']}")
+    for warning in machine.warnings:
+        print(f"  warning: {warning}")
+    if not machine.warnings:
+        print("  no preflight warnings: fit to benchmark")
+    if args.strict:
+        enforce_strict(machine.warnings)
+    return 0
 
 
 def _show(args: argparse.Namespace) -> int:
