@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -67,6 +68,24 @@ class Closable(Protocol):
     def close(self) -> None:
         """Release the session; the source cannot be read afterwards."""
         ...
+
+
+class SharedSession:
+    """A vendor library session shared by the sources of one discovery.
+
+    The library is shut down when the last source releases its share.
+    """
+
+    def __init__(self, users: int, shutdown: Callable[[], None]) -> None:
+        self._users, self._shutdown, self._lock = users, shutdown, threading.Lock()
+
+    def release(self) -> None:
+        """Give back one share; the last one shuts the library down."""
+        with self._lock:
+            self._users -= 1
+            last = self._users == 0
+        if last:
+            self._shutdown()
 
 
 def power_method(source: object) -> str:

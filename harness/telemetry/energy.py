@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 NS_PER_S = 1_000_000_000
@@ -10,7 +11,7 @@ NS_PER_S = 1_000_000_000
 def trapezoid_j(points: Sequence[tuple[int, float]]) -> float:
     """Energy (J) under (t_ns, power_w) points, time-ordered, by the trapezoid rule."""
     total = 0.0
-    for (t0, p0), (t1, p1) in zip(points, points[1:]):
+    for (t0, p0), (t1, p1) in itertools.pairwise(points):
         total += (p0 + p1) / 2 * (t1 - t0) / NS_PER_S
     return total
 
@@ -43,8 +44,11 @@ def counter_delta(start: float, end: float, max_range: float | None) -> float | 
 
 
 def hold_spans(times: Sequence[int], start_ns: int, end_ns: int) -> list[tuple[int, int]]:
-    """The span each sample stands for: from its time (the first: the window's start) to the
-    next sample's time (the last: the window's end), clipped to the window."""
+    """The [begin, end) span each sample stands for, clipped to the window.
+
+    A sample holds from its time (the first one: from the window's start) to the next
+    sample's time (the last one: to the window's end).
+    """
     spans: list[tuple[int, int]] = []
     for i, t in enumerate(times):
         begin = start_ns if i == 0 else max(t, start_ns)
@@ -66,7 +70,7 @@ def throttle_shares(
         return None
     active_ns: dict[str, int] = {}
     spans = hold_spans([t for t, _ in known], start_ns, end_ns)
-    for (_, reasons), (begin, finish) in zip(known, spans):
+    for (_, reasons), (begin, finish) in zip(known, spans, strict=True):
         for reason in reasons or ():
             active_ns[reason] = active_ns.get(reason, 0) + finish - begin
     window = end_ns - start_ns

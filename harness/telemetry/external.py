@@ -97,13 +97,20 @@ def parse_meter_csv(text: str, *, origin: str = "meter CSV") -> list[tuple[int, 
         try:
             if len(fields) < 2:
                 raise ValueError("expected timestamp,watts")
-            rows.append((parse_timestamp_ns(fields[0]), float(fields[1])))
+            rows.append((parse_timestamp_ns(fields[0]), _watts(fields[1])))
         except ValueError as exc:
-            if not rows and number == _first_data_line(text):
+            if number == _first_data_line(text):
                 continue  # a header line
             raise DeviceError(f"{origin}:{number}: {exc}") from None
     rows.sort()
     return rows
+
+
+def _watts(text: str) -> float:
+    watts = float(text)
+    if not math.isfinite(watts) or watts < 0:
+        raise ValueError(f"impossible power: {text} W")
+    return watts
 
 
 def _first_data_line(text: str) -> int:

@@ -100,18 +100,14 @@ def find_zones(
     zones: list[RaplZone] = []
     denied: list[Path] = []
     reasons: list[tuple[str, str]] = []
-    for package in sorted(p for p in base.iterdir() if _PACKAGE.fullmatch(p.name)):
-        for zone_dir in [
-            package,
-            *sorted(p for p in package.iterdir() if _SUBZONE.fullmatch(p.name)),
-        ]:
-            zone, problem = _zone(zone_dir, package, read)
-            if zone is not None:
-                zones.append(zone)
-            elif isinstance(problem, Path):
-                denied.append(problem)
-            elif problem:
-                reasons.append(("rapl", problem))
+    for zone_dir, package in _zone_dirs(base):
+        zone, problem = _zone(zone_dir, package, read)
+        if zone is not None:
+            zones.append(zone)
+        elif isinstance(problem, Path):
+            denied.append(problem)
+        elif problem:
+            reasons.append(("rapl", problem))
     if denied:
         more = f" (and {len(denied) - 1} more)" if len(denied) > 1 else ""
         reasons.insert(
@@ -120,6 +116,20 @@ def find_zones(
     if not zones and not reasons:
         reasons.append(("rapl", f"no RAPL package domains under {base}"))
     return zones, reasons
+
+
+def _zone_dirs(base: Path) -> list[tuple[Path, Path]]:
+    """(zone, its package) for each package and then its sub-zones, in numeric order."""
+
+    def index(path: Path) -> tuple[int, ...]:
+        return tuple(int(n) for n in path.name.split(":")[1:])
+
+    found: list[tuple[Path, Path]] = []
+    packages = [p for p in base.iterdir() if _PACKAGE.fullmatch(p.name)]
+    for package in sorted(packages, key=index):
+        subzones = [p for p in package.iterdir() if _SUBZONE.fullmatch(p.name)]
+        found += [(zone, package) for zone in (package, *sorted(subzones, key=index))]
+    return found
 
 
 def _zone(
