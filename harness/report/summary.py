@@ -31,12 +31,30 @@ def render_summary(result: RunResult, run_dir: str | None = None) -> str:
             f"{result.warmup['queries']} queries in {result.warmup['duration_ms'] / 1000:.1f} s",
         ),
     ]
+    rows.append(("power", _power(result)))
     rows += [("reason", reason) for reason in result.invalid_reasons]
     rows += [("warning", warning) for warning in result.warnings]
     if run_dir is not None:
         rows.append(("run dir", run_dir))
     title = f"{result.scenario_name}: {result.scenario}, batch {result.batch_size}"
     return "\n".join([title] + [f"  {key:<11} {value}" for key, value in rows])
+
+
+def _power(result: RunResult) -> str:
+    telemetry = result.telemetry
+    if telemetry is None:
+        return "not measured (the telemetry window never opened)"
+    parts = []
+    for name, block in telemetry.get("sources", {}).items():
+        watts, per_inference = block.get("avg_power_w"), block.get("energy_per_inference_mj")
+        text = f"{name} {watts:.1f} W" if watts is not None else f"{name} n/a"
+        if per_inference is not None:
+            text += f", {per_inference:.2f} mJ/inference"
+        parts.append(text)
+    if parts:
+        return "; ".join(parts)
+    missing = ", ".join(item["source"] for item in telemetry.get("unavailable", []))
+    return f"not measured here (unavailable: {missing or 'no source'}; see result.json)"
 
 
 def _throughput(result: RunResult) -> str:
