@@ -1,0 +1,1 @@
+"""Pure analysis over results: statistics, sweeps, FLOPs, utilization, comparison."""

@@ -1,0 +1,64 @@
+"""Achieved TFLOP/s and the fraction of the peak it reaches, as JSON-ready data."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from harness.analysis.peaks import Peak
+
+
+def utilization(
+    *,
+    samples_per_second: float | None,
+    flops_per_sample: float | None,
+    peak: Peak | None,
+    macs_per_sample: float | None = None,
+) -> dict[str, Any]:
+    """Achieved TFLOP/s (samples/s x FLOPs per sample) and utilization of ``peak``.
+
+    Args:
+        samples_per_second: The run's throughput; None when the run has none.
+        flops_per_sample: FLOPs of one sample (see ``harness.analysis.flops``).
+        peak: The dense peak for the precision used, or None when none is known.
+        macs_per_sample: MACs of one sample, reported alongside when given.
+
+    Returns:
+        ``flops_per_sample``, ``macs_per_sample``, ``achieved_tflops``, ``peak_name``,
+        ``peak_tflops``, ``peak_precision``, ``peak_source``, ``peak_assumptions``,
+        ``utilization`` (a fraction) and ``note``. A value that cannot be known is None
+        (never 0), and ``note`` says why; ``note`` is None when nothing is missing.
+    """
+    reasons: list[str] = []
+    sps = _positive(samples_per_second, "samples_per_second", reasons)
+    flops = _positive(flops_per_sample, "flops_per_sample", reasons)
+    macs = _positive(macs_per_sample, "macs_per_sample", reasons)
+    achieved = None if sps is None or flops is None else sps * flops / 1e12
+    if peak is None:
+        reasons.append(
+            "no peak known for this hardware and precision: set a peak override in the scenario"
+        )
+    fraction = None if achieved is None or peak is None else achieved / peak.tflops
+    return {
+        "flops_per_sample": flops,
+        "macs_per_sample": macs,
+        "achieved_tflops": achieved,
+        "peak_name": None if peak is None else peak.name,
+        "peak_tflops": None if peak is None else peak.tflops,
+        "peak_precision": None if peak is None else peak.precision,
+        "peak_source": None if peak is None else peak.source,
+        "peak_assumptions": None if peak is None else peak.assumptions,
+        "utilization": fraction,
+        "note": "; ".join(reasons) or None,
+    }
+
+
+def _positive(value: float | None, name: str, reasons: list[str]) -> float | None:
+    """The value if it is a positive finite number; otherwise None and a reason."""
+    if value is None:
+        reasons.append(f"{name} unknown")
+        return None
+    if not math.isfinite(value) or value <= 0:
+        reasons.append(f"{name} is {value}, not a positive number")
+        return None
+    return float(value)
