@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import __version__
 from harness.config import ProfileName, Scenario, Suite, is_suite_file, load_scenario, load_suite
 from harness.errors import ConfigError, HarnessError
 from harness.report.summary import render_summary
 from harness.result import load_result
+
+if TYPE_CHECKING:
+    from harness.campaign import Job
 
 EXIT_CODES = """exit codes:
   0    success (every run LoadGen-VALID)
@@ -65,6 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--model", type=Path, help="run this ONNX file instead of the scenario's model"
     )
+    run.add_argument("--batch-size", type=int, help="override the scenario's batch size")
+    run.add_argument("--name", help=argparse.SUPPRESS)  # trial directories inside a group
     _common(run, profile_default="quick")
     run.set_defaults(func=_run)
 
@@ -85,6 +91,15 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--strict", action="store_true", help="exit non-zero on any warning")
     doctor.set_defaults(func=_doctor)
 
+    sweep = verbs.add_parser("sweep", help="Offline throughput against batch size, to saturation")
+    sweep.add_argument("scenario", type=Path, help="an Offline scenario YAML file")
+    sweep.add_argument(
+        "--model", type=Path, help="run this ONNX file instead of the scenario's model"
+    )
+    sweep.add_argument("--batches", help="comma-separated batch sizes (default 1,2,4,... to 1024)")
+    _common(sweep, profile_default="quick")
+    sweep.set_defaults(func=_sweep)
+
     show = verbs.add_parser("show", help="print a run directory's result as a table")
     show.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     show.set_defaults(func=_show)
@@ -99,6 +114,11 @@ def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> 
         help="quick (short, development) or submission (MLPerf rules)",
     )
     parser.add_argument("--hw", default="cpu", help="hardware target (default: cpu)")
+    parser.add_argument(
+        "--trials",
+        type=int,
+        help="runs per configuration (default: scenario's trials, else 3 quick / 5 submission)",
+    )
     parser.add_argument(
         "--strict",
         action="store_true",
@@ -137,67 +157,86 @@ def _models_build(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    scenario = load_scenario(args.scenario)
-    run_dir, valid = _run_one(scenario, args, model=args.model)
-    print(run_dir)
-    return 0 if valid else 1
+    from harness.campaign import run_trials, trials_count
+
+    job = _job(args.scenario, args, args.profile, model=args.model)
+    trials = trials_count(job, args.trials)
+    if trials == 1:  # in this process
+        run_dir, valid = _run_one(job.scenario, args, model=args.model)
+        print(run_dir)
+        return 0 if valid else 1
+    group = run_trials(job, trials, stream=sys.stdout)
+    print(group)
+    return _group_status(group)
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from harness.campaign import run_trials, trials_count
+
     suite, base = _find_suite(args.suite)
     profile = args.profile or suite.profile
-    paths = [base / name for name in suite.scenarios]
-    for path in paths:  # fail fast on a bad file before hours of running
-        load_scenario(path)
-    done: list[str] = []
+    jobs = [_job(base / name, args, profile) for name in suite.scenarios]  # all parse first
+    done: list[Path] = []
     status = 0
-    for path in paths:
-        code, run_dir = _run_child(path, args, profile)
-        if run_dir is not None:
-            done.append(run_dir)
-        status = status or code
-    for run_dir in done:
-        print(run_dir)
+    for job in jobs:
+        try:
+            # Every run in a fresh process: LoadGen flags a second user.conf read in one
+            # process ("Multiple conf files are used") as invalid for submission.
+            done.append(run_trials(job, trials_count(job, args.trials), stream=sys.stdout))
+        except HarnessError as exc:
+            print(f"error: {job.scenario.name}: {exc}", file=sys.stderr)
+            status = status or exc.exit_code
+    for path in done:
+        print(path)
+        status = status or _group_status(path)
     return status
 
 
-def _run_child(path: Path, args: argparse.Namespace, profile: str) -> tuple[int, str | None]:
-    """Run one scenario in a fresh process.
+def _sweep(args: argparse.Namespace) -> int:
+    from harness.campaign import run_batch_sweep, trials_count
 
-    LoadGen keeps per-process state: a second user.conf read in one process is logged as
-    "Multiple conf files are used", which makes the run invalid for submission.
-    """
-    command = [
-        sys.executable,
-        "-m",
-        "harness.cli",
-        "run",
-        str(path),
-        "--profile",
-        profile,
-        "--hw",
-        args.hw,
-        "--out",
-        str(args.out),
-        *(["--strict"] if args.strict else []),
-    ]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as child:
-        assert child.stdout is not None
-        held: str | None = None  # the child's last line is its run dir, listed at the end
-        try:
-            for line in child.stdout:
-                if held is not None:
-                    print(held, end="", flush=True)
-                held = line
-            code = child.wait()
-        except KeyboardInterrupt:  # the child got the same Ctrl-C and marks its run
-            child.wait()
-            raise
-    if code in (0, 1) and held and held.strip():
-        return code, held.strip()
-    if held is not None:
-        print(held, end="", flush=True)
-    return code, None
+    job = _job(args.scenario, args, args.profile, model=args.model)
+    batches = [int(b) for b in args.batches.split(",")] if args.batches else None
+    sweep = run_batch_sweep(job, trials_count(job, args.trials), batches=batches, stream=sys.stdout)
+    data = json.loads((sweep / "sweep.json").read_text())
+    print(
+        f"sweep: saturation at batch {data['saturation_batch']}, best at batch "
+        f"{data['best_batch']}, stopped: {data['stopped']}"
+    )
+    print(sweep)
+    return 0
+
+
+def _job(path: Path, args: argparse.Namespace, profile: str, model: Path | None = None) -> Job:
+    from harness.campaign import Job  # imports the analysis stack; only when running
+
+    scenario = load_scenario(path)
+    if getattr(args, "batch_size", None) is not None:
+        scenario = _with_batch(scenario, args.batch_size, path)
+    return Job(
+        scenario_path=path,
+        scenario=scenario,
+        profile=_profile(profile),
+        hw=args.hw,
+        out_root=args.out,
+        model=model,
+        strict=args.strict,
+    )
+
+
+def _with_batch(scenario: Scenario, batch_size: int, path: Path) -> Scenario:
+    try:
+        return dataclasses.replace(scenario, batch_size=batch_size)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: --batch-size: {exc}") from None
+
+
+def _group_status(path: Path) -> int:
+    """0 when every run under `path` is LoadGen-VALID, else 1."""
+    results = [path / "result.json"] if (path / "result.json").is_file() else []
+    results += sorted(path.rglob("trial-*/result.json"))
+    valid = [json.loads(p.read_text()).get("valid") is True for p in results]
+    return 0 if valid and all(valid) else 1
 
 
 def _run_one(
@@ -216,6 +255,7 @@ def _run_one(
         model_override=model,
         out_root=args.out,
         strict=args.strict,
+        run_name=getattr(args, "name", None),
     )
     print(
         f"== {scenario.name} ({scenario.scenario}, {request.profile} profile, HW={args.hw})",

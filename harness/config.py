@@ -143,6 +143,8 @@ class Scenario:
     scenario: ScenarioName
     model: ModelConfig
     batch_size: int = 1
+    trials: int | None = None
+    peak_tflops: float | None = None
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     data: DataConfig = field(default_factory=DataConfig)
     warmup: WarmupConfig = field(default_factory=WarmupConfig)
@@ -157,6 +159,10 @@ class Scenario:
             )
         if self.batch_size < 1:
             raise ValueError(f"batch_size: must be >= 1, got {self.batch_size}")
+        if self.peak_tflops is not None and self.peak_tflops <= 0:
+            raise ValueError(f"peak_tflops: must be > 0 (dense TFLOP/s), got {self.peak_tflops}")
+        if self.trials is not None and not 1 <= self.trials <= 100:
+            raise ValueError(f"trials: must be 1..100, got {self.trials}")
         if self.scenario == "SingleStream" and self.batch_size != 1:
             raise ValueError(
                 f"batch_size: SingleStream issues one sample per query, so it must be 1 "

@@ -32,7 +32,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
-def create_run_dir(root: Path, *, model: str, scenario: str) -> Path:
+def create_run_dir(root: Path, *, model: str, scenario: str, name: str | None = None) -> Path:
     """Make `<root>/<UTC time>-<model>-<scenario>-<short id>/`; never reuses an existing one."""
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -42,6 +42,8 @@ def create_run_dir(root: Path, *, model: str, scenario: str) -> Path:
         ) from None
     if not os.access(root, os.W_OK | os.X_OK):
         raise ResultError(f"{root}: results directory is not writable; pass a writable --out")
+    if name is not None:
+        return _make_named(root / name)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     for _ in range(10):
         path = root / f"{stamp}-{_safe(model)}-{scenario}-{secrets.token_hex(3)}"
@@ -53,6 +55,16 @@ def create_run_dir(root: Path, *, model: str, scenario: str) -> Path:
             raise ResultError(f"{root}: cannot create a run directory ({exc.strerror})") from None
         return path
     raise ResultError(f"{root}: could not find a free run directory name")
+
+
+def _make_named(path: Path) -> Path:
+    try:
+        path.mkdir()
+    except FileExistsError:
+        raise ResultError(f"{path}: already exists; a run directory is never overwritten") from None
+    except OSError as exc:
+        raise ResultError(f"{path}: cannot create the run directory ({exc.strerror})") from None
+    return path
 
 
 def _umask() -> int:

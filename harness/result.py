@@ -51,6 +51,7 @@ class RunResult:
     fingerprint: Mapping[str, Any]
     telemetry: Mapping[str, Any] | None
     image: Mapping[str, str] | None
+    utilization: Mapping[str, Any]
 
 
 def to_json(result: RunResult) -> str:

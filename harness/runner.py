@@ -16,6 +16,9 @@ from typing import IO, Any
 import numpy as np
 
 import harness
+from harness.analysis.flops import count_flops
+from harness.analysis.peaks import resolve_peak
+from harness.analysis.utilization import utilization
 from harness.config import ProfileName, Scenario
 from harness.data import NpySource, SampleSource, SyntheticSource
 from harness.errors import HarnessError, RunError
@@ -53,6 +56,7 @@ class RunRequest:
     model_override: Path | None = None
     out_root: Path = Path("results/runs")
     strict: bool = False
+    run_name: str | None = None
 
 
 def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, RunResult]:
@@ -76,7 +80,10 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
     warnings += _placement_warnings(session)
     source = _source(scenario, session)
     run_dir = create_run_dir(
-        request.out_root, model=_model_name(request), scenario=scenario.scenario
+        request.out_root,
+        model=_model_name(request),
+        scenario=scenario.scenario,
+        name=request.run_name,
     )
     atomic_write_text(run_dir / INCOMPLETE_FILE, "run started; no result yet\n")
     try:
@@ -340,7 +347,33 @@ def _result(request: RunRequest, run_dir: Path, measured: _Measured) -> RunResul
         fingerprint=measured.machine.fingerprint.to_dict(),
         telemetry=measured.telemetry,
         image=image_info(),
+        utilization=_utilization(
+            request, info.path, session.settings["free_dimension_overrides"], sps, measured.machine
+        ),
     )
+
+
+def _utilization(
+    request: RunRequest, model: Path, dims: Mapping[str, int], sps: Any, machine: Survey
+) -> dict[str, Any]:
+    """Achieved FLOP/s against the peak of the precision used, at the shapes actually run."""
+    batch = request.scenario.batch_size
+    count = count_flops(model, dims=dims)
+    peak = resolve_peak(
+        hw=request.hw,
+        precision=request.scenario.model.precision,
+        fingerprint=machine.fingerprint.to_dict(),
+        override_tflops=request.scenario.peak_tflops,
+    )
+    block = utilization(
+        samples_per_second=None if sps is None else float(sps),
+        flops_per_sample=count.flops / batch,
+        macs_per_sample=count.macs / batch,
+        peak=peak,
+    )
+    block["approximations"] = list(count.approximations)
+    block["unknown_ops"] = list(count.unknown_ops)
+    return block
 
 
 def _hardware(hw: str, machine: Survey) -> dict[str, Any]:

@@ -42,6 +42,7 @@ name: tiny-ss-test
 scenario: SingleStream
 model: {zoo: tiny}
 batch_size: 1
+trials: 1
 data: {total_sample_count: 64}
 warmup: {min_queries: 20, min_duration_ms: 300}
 quick: {min_duration_ms: 1000, min_query_count: 100, performance_sample_count: 32}
@@ -52,6 +53,7 @@ name: tiny-offline-test
 scenario: Offline
 model: {zoo: tiny}
 batch_size: 8
+trials: 1
 data: {total_sample_count: 64}
 warmup: {min_queries: 5, min_duration_ms: 300}
 quick: {min_duration_ms: 1000, min_query_count: 200, performance_sample_count: 32}

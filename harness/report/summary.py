@@ -31,6 +31,7 @@ def render_summary(result: RunResult, run_dir: str | None = None) -> str:
             f"{result.warmup['queries']} queries in {result.warmup['duration_ms'] / 1000:.1f} s",
         ),
     ]
+    rows.append(("compute", _compute(result)))
     rows.append(("power", _power(result)))
     rows += [("reason", reason) for reason in result.invalid_reasons]
     rows += [("warning", warning) for warning in result.warnings]
@@ -38,6 +39,18 @@ def render_summary(result: RunResult, run_dir: str | None = None) -> str:
         rows.append(("run dir", run_dir))
     title = f"{result.scenario_name}: {result.scenario}, batch {result.batch_size}"
     return "\n".join([title] + [f"  {key:<11} {value}" for key, value in rows])
+
+
+def _compute(result: RunResult) -> str:
+    block = result.utilization
+    achieved, peak = block.get("achieved_tflops"), block.get("peak_tflops")
+    share = block.get("utilization")
+    if achieved is None:
+        return f"n/a ({block.get('note')})"
+    text = f"{achieved:.3f} TFLOP/s achieved"
+    if peak is None or share is None:
+        return f"{text}; no peak known ({block.get('note')}); set peak_tflops in the scenario"
+    return f"{text} of {peak:.3f} peak ({block.get('peak_precision')}): {share * 100:.1f} %"
 
 
 def _power(result: RunResult) -> str:

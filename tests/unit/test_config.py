@@ -26,7 +26,8 @@ from harness.errors import ConfigError
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 SCENARIO_KEYS = (
-    "batch_size, data, model, name, quick, runtime, scenario, schema_version, telemetry, warmup"
+    "batch_size, data, model, name, peak_tflops, quick, runtime, scenario, schema_version, "
+    "telemetry, trials, warmup"
 )
 MODEL_KEYS = "dims, loadgen_name, path, precision, zoo"
 

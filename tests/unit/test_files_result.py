@@ -61,6 +61,7 @@ def _result() -> RunResult:
         fingerprint={"fingerprint_id": "0123456789abcdef", "complete": False, "missing": []},
         telemetry=None,
         image={"id": "sha256:" + "cd" * 32, "tag": "beyond-tops/cpu:0.1.0"},
+        utilization={"flops_per_sample": 63317248.0, "utilization": None, "note": "no peak"},
     )
 
 
