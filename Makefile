@@ -3,13 +3,14 @@
 
 HW      ?= cpu
 SUITE   ?= quick
+RUNNER  ?= $(if $(filter cpu,$(HW)),local,docker)
 PYTHON  ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
 .DEFAULT_GOAL := help
-.PHONY: help venv bench models test lint overhead clean
+.PHONY: help venv bench models test lint overhead clean wheels image lock
 
 help: ## show this help
 	@echo "beyond-tops — MLPerf LoadGen benchmarks of ONNX models (HW=$(HW), SUITE=$(SUITE))"
@@ -26,8 +27,24 @@ venv: $(STAMP) ## create .venv and install the project with its dev tools
 models: $(STAMP) ## generate the models the suite needs (cached by content hash)
 	$(BIN)/harness models build --suite $(SUITE)
 
-bench: models ## run the suite (default: quick, ResNet-50 SingleStream + Offline) on HW
-	$(BIN)/harness bench $(SUITE) --hw $(HW)
+ifeq ($(RUNNER),local)
+BENCH_DEPS := models
+BENCH_CMD   = $(BIN)/harness bench $(SUITE) --hw $(HW)
+else
+BENCH_DEPS := $(STAMP)
+BENCH_CMD   = $(BIN)/python -m harness.container bench --hw $(HW) --suite $(SUITE)
+endif
+bench: $(BENCH_DEPS) ## run SUITE on HW: on this host (RUNNER=local, cpu default) or in HW's image (RUNNER=docker)
+	$(BENCH_CMD)
+
+wheels: $(STAMP) ## download HW's locked wheels and build the harness wheel into build/wheels (networked)
+	scripts/wheels.sh $(HW)
+
+image: wheels ## build HW's image from build/wheels with no network (BASE_IMAGE=... overrides the base)
+	$(BIN)/python -m harness.container build --hw $(HW) $(if $(BASE_IMAGE),--base-image $(BASE_IMAGE))
+
+lock: $(STAMP) ## re-resolve docker/HW/requirements.lock from pyproject.toml (HW=all: every image)
+	$(BIN)/python scripts/lock.py $(HW)
 
 test: $(STAMP) ## run every test (unit + real LoadGen integration runs)
 	$(BIN)/python -m pytest
