@@ -96,6 +96,8 @@ class Session:
 def create_session(request: SessionRequest) -> Session:
     """Create a session on the target's provider chain and verify it really runs there."""
     target, runtime = request.target, request.runtime
+    # onnxruntime's own usage telemetry is background work a benchmark does not want.
+    ort.disable_telemetry_events()
     _check_overrides(target, runtime)
     _check_available(target)
     chain = _provider_chain(request)

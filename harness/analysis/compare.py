@@ -1,0 +1,298 @@
+"""Side-by-side comparison of groups: metrics, ratios, significance and what makes it unfair."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.analysis.groups import Group, values_of
+from harness.analysis.stats import welch_t_test
+from harness.errors import ConfigError
+from harness.fingerprint.fingerprint import Fingerprint, compare_fingerprints
+from harness.result import RunResult
+
+# LoadGen settings the harness derives from the measured speed (expected QPS or latency from
+# the warm-up, and the Offline query size that follows from it): they differ whenever the
+# hardware does, so they are not a reason to refuse. `scenario` is reported on its own line.
+# Everything else, the RNG seeds included (official seeds vs custom ones), must match.
+# Batch size, providers and the LoadGen verdict are shown in the info rows, not refused: each
+# target's own best batch and provider are what a cross-hardware comparison is about.
+SPEED_DERIVED_SETTINGS = frozenset(
+    {"target_qps", "target_latency_ns", "samples_per_query", "min_sample_count"}
+)
+IGNORED_SETTINGS = SPEED_DERIVED_SETTINGS | {"scenario"}
+RUNTIME_PACKAGES = (("onnxruntime", "onnxruntime"), ("loadgen", "mlcommons-loadgen"))
+HARDWARE_PREFIXES = ("cpu.", "memory.", "gpus")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Metric:
+    """A result.json path with its display label, unit, scale and direction."""
+
+    key: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    scale: float = 1.0
+    spec: str = ",.2f"
+
+    def format(self, value: float | None) -> str:
+        """The value in display units, or "n/a"."""
+        return "n/a" if value is None else format(value * self.scale, self.spec)
+
+    @property
+    def title(self) -> str:
+        """Label with unit, e.g. "p90 latency (ms)"."""
+        return f"{self.label} ({self.unit})"
+
+
+THROUGHPUT = Metric(
+    key="samples_per_second",
+    label="throughput",
+    unit="samples/s",
+    higher_is_better=True,
+    spec=",.1f",
+)
+LATENCIES = tuple(
+    Metric(
+        key=f"latency_ns.{p}",
+        label=f"{p} latency",
+        unit="ms",
+        higher_is_better=False,
+        scale=1e-6,
+        spec=",.3f",
+    )
+    for p in ("p50", "p90", "p99")
+)
+UTILIZATION = (
+    Metric(
+        key="utilization.achieved_tflops",
+        label="achieved",
+        unit="TFLOP/s",
+        higher_is_better=True,
+        spec=".3f",
+    ),
+    Metric(
+        key="utilization.utilization",
+        label="utilization of peak",
+        unit="%",
+        higher_is_better=True,
+        scale=100.0,
+        spec=".2f",
+    ),
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cell:
+    """One group's value of one metric: the median over its trials, and against the first."""
+
+    values: tuple[float, ...]
+    value: float | None
+    ratio: float | None
+    p_value: float | None
+    significant: bool | None  # None: fewer than two trials on a side, or the first column
+
+
+@dataclass(frozen=True, kw_only=True)
+class Row:
+    """One metric across the groups."""
+
+    metric: Metric
+    cells: tuple[Cell, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Comparison:
+    """Everything `harness compare` shows; rendered by harness.report.compare_render."""
+
+    labels: tuple[str, ...]
+    info: tuple[tuple[str, tuple[str, ...]], ...]
+    rows: tuple[Row, ...]
+    problems: tuple[str, ...]
+    hardware: tuple[str, ...]
+    environment: tuple[str, ...]
+    alpha: float
+
+
+def comparability_problems(a: RunResult, b: RunResult) -> list[str]:
+    """Each difference that makes comparing a with b unfair, one line each (a's value first)."""
+    problems = [
+        *_differs("model checksum", _short(a.model.get("sha256")), _short(b.model.get("sha256"))),
+        *_differs("precision", a.model.get("precision"), b.model.get("precision")),
+        *_differs("scenario", a.scenario, b.scenario),
+        *_differs("profile (quick vs submission)", a.profile, b.profile),
+    ]
+    for name, package in RUNTIME_PACKAGES:
+        problems += _differs(f"{package} version", a.versions.get(name), b.versions.get(name))
+    problems += _differs(
+        "official mlperf.conf sha256",
+        _short(a.loadgen_config.get("mlperf_conf_sha256")),
+        _short(b.loadgen_config.get("mlperf_conf_sha256")),
+    )
+    for key in sorted((set(a.settings) | set(b.settings)) - IGNORED_SETTINGS):
+        problems += _differs(f"LoadGen setting {key}", a.settings.get(key), b.settings.get(key))
+    return problems
+
+
+def hardware_differences(a: RunResult, b: RunResult) -> list[str]:
+    """Fingerprint differences that describe only the hardware (CPU, memory, GPUs)."""
+    return [line for line in _fingerprint_lines(a, b) if line.startswith(HARDWARE_PREFIXES)]
+
+
+def environment_differences(a: RunResult, b: RunResult) -> list[str]:
+    """The other fingerprint differences (OS, Python, packages, container): shown, not refused.
+
+    The runtime packages are left out: comparability_problems reports them.
+    """
+    runtime = tuple(f"software.packages.{package}:" for _, package in RUNTIME_PACKAGES)
+    return [
+        line
+        for line in _fingerprint_lines(a, b)
+        if not line.startswith(HARDWARE_PREFIXES) and not line.startswith(runtime)
+    ]
+
+
+def compare(groups: Sequence[Group], *, alpha: float = 0.05) -> Comparison:
+    """Each metric's median per group, its ratio to the first group and Welch's significance."""
+    if len(groups) < 2:
+        raise ConfigError("compare needs at least two results, trials or sweep directories")
+    results = [r for g in groups for r in g.results]
+    metrics = [THROUGHPUT, *LATENCIES, *telemetry_metrics(results), *UTILIZATION]
+    rows = [_row(m, groups, alpha) for m in metrics]
+    problems, hardware, environment = _differences(groups)
+    return Comparison(
+        labels=tuple(g.label for g in groups),
+        info=_info(groups),
+        rows=tuple(r for r in rows if r.metric is THROUGHPUT or any(c.values for c in r.cells)),
+        problems=tuple(problems),
+        hardware=tuple(hardware),
+        environment=tuple(environment),
+        alpha=alpha,
+    )
+
+
+def _row(metric: Metric, groups: Sequence[Group], alpha: float) -> Row:
+    first = values_of(groups[0].results, metric.key)
+    first_value = statistics.median(first) if first else None
+    reference = Cell(
+        values=tuple(first),
+        value=first_value,
+        ratio=1.0 if first_value else None,
+        p_value=None,
+        significant=None,
+    )
+    others = [
+        _cell(first, first_value, values_of(g.results, metric.key), alpha) for g in groups[1:]
+    ]
+    return Row(metric=metric, cells=(reference, *others))
+
+
+def _cell(first: list[float], first_value: float | None, values: list[float], alpha: float) -> Cell:
+    value = statistics.median(values) if values else None
+    ratio = value / first_value if value is not None and first_value else None
+    p_value = welch_t_test(first, values)[1] if len(first) > 1 and len(values) > 1 else None
+    return Cell(
+        values=tuple(values),
+        value=value,
+        ratio=ratio,
+        p_value=p_value,
+        significant=None if p_value is None else p_value < alpha,
+    )
+
+
+def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
+    """Energy per inference and samples/s/W for each power source any result reports."""
+    names = sorted({name for r in results for name in ((r.telemetry or {}).get("sources") or {})})
+    return [
+        metric
+        for name in names
+        for metric in (
+            Metric(
+                key=f"telemetry.sources.{name}.energy_per_inference_mj",
+                label=f"energy per inference, {name}",
+                unit="mJ",
+                higher_is_better=False,
+            ),
+            Metric(
+                key=f"telemetry.sources.{name}.samples_per_second_per_watt",
+                label=f"efficiency, {name}",
+                unit="samples/s/W",
+                higher_is_better=True,
+            ),
+        )
+    ]
+
+
+def _differences(groups: Sequence[Group]) -> tuple[list[str], list[str], list[str]]:
+    problems: list[str] = []
+    hardware: list[str] = []
+    environment: list[str] = []
+    first = groups[0]
+    for group in groups[1:]:
+        prefix = f"{group.label} vs {first.label}: "
+        if not group.results or not first.results:
+            problems.append(f"{prefix}no results to compare (the sweep measured no point)")
+            continue
+        a, b = first.results[0], group.results[0]
+        problems += [prefix + line for line in comparability_problems(a, b)]
+        hardware += [prefix + line for line in hardware_differences(a, b)]
+        environment += [prefix + line for line in environment_differences(a, b)]
+    return problems, hardware, environment
+
+
+def _info(groups: Sequence[Group]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    rows: list[tuple[str, list[str]]] = [
+        ("kind", [g.kind for g in groups]),
+        ("scenario", [_first(g, lambda r: f"{r.scenario_name} ({r.scenario})") for g in groups]),
+        ("batch size", [_first(g, lambda r: str(r.batch_size)) for g in groups]),
+        ("trials", [_trials(g) for g in groups]),
+        ("profile", [_first(g, lambda r: r.profile) for g in groups]),
+        ("LoadGen verdict", [_verdict(g.results) for g in groups]),
+        ("providers", [_first(g, lambda r: ",".join(r.providers)) for g in groups]),
+        ("model", [_first(g, _model) for g in groups]),
+        (
+            "fingerprint",
+            [_first(g, lambda r: str(r.fingerprint.get("fingerprint_id"))) for g in groups],
+        ),
+    ]
+    return tuple((name, tuple(values)) for name, values in rows)
+
+
+def _first(group: Group, text: Callable[[RunResult], str]) -> str:
+    return text(group.results[0]) if group.results else "n/a"
+
+
+def _model(result: RunResult) -> str:
+    return f"{result.model.get('name')} {result.model.get('precision')}"
+
+
+def _trials(group: Group) -> str:
+    done, asked = len(group.results), group.runs.requested
+    return str(done) if done >= asked else f"{done} of {asked}"
+
+
+def _verdict(results: Sequence[RunResult]) -> str:
+    invalid = sum(not r.valid for r in results)
+    if not results:
+        return "n/a"
+    return "VALID" if not invalid else f"INVALID ({invalid} of {len(results)})"
+
+
+def _differs(what: str, a: Any, b: Any) -> list[str]:
+    return [] if a == b else [f"{what}: {a!r} != {b!r}"]
+
+
+def _short(sha: Any) -> Any:
+    return sha[:12] if isinstance(sha, str) else sha
+
+
+def _fingerprint_lines(a: RunResult, b: RunResult) -> list[str]:
+    return compare_fingerprints(_fingerprint(a), _fingerprint(b))
+
+
+def _fingerprint(result: RunResult) -> Fingerprint:
+    data: Mapping[str, Any] = result.fingerprint
+    return Fingerprint.from_dict(data)

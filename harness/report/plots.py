@@ -1,0 +1,177 @@
+"""PNG figures for reports, drawn on matplotlib's Agg canvas in memory (no pyplot state)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from harness.analysis.groups import Sweep
+from harness.errors import HarnessError
+from harness.telemetry.base import Sample, Telemetry
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import Formatter
+
+MATPLOTLIB_MISSING = (
+    "plots need matplotlib; install the report extra: pip install 'beyond-tops[report]'"
+)
+# The points LoadGen's logs keep of the latency distribution, as (result.json key, fraction).
+CDF_POINTS = (
+    ("min", 0.0),
+    ("p50", 0.5),
+    ("p90", 0.9),
+    ("p95", 0.95),
+    ("p97", 0.97),
+    ("p99", 0.99),
+    ("p999", 0.999),
+    ("max", 1.0),
+)
+TELEMETRY_PANELS = (
+    ("power (W)", ("power_w",)),
+    ("temperature (°C)", ("temp_c",)),
+    ("clock (MHz)", ("sm_clock_mhz", "mem_clock_mhz")),
+)
+SERIES_NAMES = {"sm_clock_mhz": " SM", "mem_clock_mhz": " memory"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class UtilizationBar:
+    """One run's achieved and peak FLOP/s, in TFLOP/s."""
+
+    label: str
+    achieved_tflops: float
+    peak_tflops: float
+
+
+def cdf_points(latency_ns: Mapping[str, int | None]) -> list[tuple[float, float]]:
+    """(latency ms, fraction of queries at or below it) from the recorded percentiles."""
+    points = [(latency_ns.get(key), q) for key, q in CDF_POINTS]
+    return [(value / 1e6, q) for value, q in points if value is not None]
+
+
+def throughput_png(sweep: Sweep) -> bytes:
+    """Median samples/s per batch size (bars: min to max of the trials), saturation marked."""
+    fig, ax = _axes()
+    batches = [p.batch_size for p in sweep.points]
+    medians = [p.stats.median for p in sweep.points]
+    low = [m - min(p.stats.values) for m, p in zip(medians, sweep.points, strict=True)]
+    high = [max(p.stats.values) - m for m, p in zip(medians, sweep.points, strict=True)]
+    ax.errorbar(batches, medians, yerr=[low, high], marker="o", capsize=3, label="median")
+    if sweep.saturation_batch is not None:
+        ax.axvline(
+            sweep.saturation_batch,
+            linestyle="--",
+            color="tab:red",
+            label=f"saturation: batch {sweep.saturation_batch}",
+        )
+    if sweep.limit is not None:
+        ax.axvline(
+            float(sweep.limit["batch_size"]),
+            linestyle=":",
+            color="black",
+            label=f"out of memory: batch {sweep.limit['batch_size']}",
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(batches, [str(b) for b in batches])
+    ax.minorticks_off()
+    ax.set_xlabel("batch size")
+    ax.set_ylabel("samples/s")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower right")
+    return _png(fig)
+
+
+def latency_cdf_png(curves: Sequence[tuple[str, Mapping[str, int | None]]]) -> bytes:
+    """One CDF line per run through its recorded percentile points (log latency axis)."""
+    fig, ax = _axes()
+    for label, latency_ns in curves:
+        points = cdf_points(latency_ns)
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=label)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(_plain_numbers())
+    ax.set_xlabel("latency (ms)")
+    ax.set_ylabel("fraction of queries")
+    ax.set_ylim(0, 1.02)
+    ax.legend(loc="lower right")
+    return _png(fig)
+
+
+def has_plottable(t: Telemetry) -> bool:
+    """Whether any sample carries power, temperature or a clock."""
+    keys = [key for _, fields in TELEMETRY_PANELS for key in fields]
+    return any(getattr(s, key) is not None for s in t.samples for key in keys)
+
+
+def telemetry_png(t: Telemetry) -> bytes:
+    """Power, temperature and clocks over the window, one panel each that has data."""
+    panels = [(title, keys) for title, keys in TELEMETRY_PANELS if _has(t.samples, keys)]
+    fig = _figure(height=1.0 + 1.6 * max(len(panels), 1))
+    axes = fig.subplots(max(len(panels), 1), 1, sharex=True, squeeze=False)[:, 0]
+    sources = sorted({s.source for s in t.samples})
+    for ax, (title, keys) in zip(axes, panels, strict=False):
+        for source in sources:
+            rows = t.samples_of(source)
+            for key in keys:
+                _line(ax, rows, key, t.window_start_ns, source + SERIES_NAMES.get(key, ""))
+        ax.set_ylabel(title)
+        ax.legend(loc="best", fontsize="small")
+    axes[-1].set_xlabel("time in the measured window (s)")
+    return _png(fig)
+
+
+def utilization_png(bars: Sequence[UtilizationBar]) -> bytes:
+    """Achieved against peak TFLOP/s, one pair of bars per run."""
+    fig, ax = _axes()
+    ys = list(range(len(bars)))
+    ax.barh([y + 0.2 for y in ys], [b.peak_tflops for b in bars], height=0.4, label="peak")
+    ax.barh([y - 0.2 for y in ys], [b.achieved_tflops for b in bars], height=0.4, label="achieved")
+    ax.set_yticks(ys, [b.label for b in bars])
+    ax.set_xlabel("TFLOP/s")
+    ax.legend(loc="lower right")
+    return _png(fig)
+
+
+def _has(samples: Sequence[Sample], keys: Sequence[str]) -> bool:
+    return any(getattr(s, key) is not None for s in samples for key in keys)
+
+
+def _line(ax: Axes, rows: Sequence[Sample], key: str, start_ns: int, label: str) -> None:
+    points = [((s.t_ns - start_ns) / 1e9, getattr(s, key)) for s in rows]
+    points = [(x, y) for x, y in points if y is not None]
+    if points:
+        ax.plot([p[0] for p in points], [p[1] for p in points], label=label)
+
+
+def _plain_numbers() -> Formatter:
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda value, _: f"{value:g}")
+
+
+def _figure(*, height: float = 3.6) -> Figure:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise HarnessError(MATPLOTLIB_MISSING) from None
+    return Figure(figsize=(6.4, height), dpi=100, layout="constrained")
+
+
+def _axes() -> tuple[Figure, Axes]:
+    fig = _figure()
+    ax = fig.add_subplot()
+    ax.grid(True, alpha=0.3)
+    return fig, ax
+
+
+def _png(fig: Figure) -> bytes:
+    """Render with the Agg canvas chosen here, not a global backend; no timestamp metadata."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig)  # attaches itself to the figure: savefig draws with Agg
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", metadata={"Software": None})
+    return buffer.getvalue()

@@ -1,0 +1,32 @@
+"""The report fixtures are real-shaped: schema-valid results and consistent statistics."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import jsonschema
+from golden import REPORTS
+
+from harness.analysis.groups import load_group
+from harness.analysis.stats import trial_stats
+
+
+def test_every_fixture_result_satisfies_the_schema(result_schema: dict[str, Any]) -> None:
+    paths = sorted(REPORTS.rglob("result.json"))
+    assert len(paths) == 11
+    for path in paths:
+        jsonschema.validate(json.loads(path.read_text()), result_schema)
+
+
+def test_stored_statistics_are_what_trial_stats_computes() -> None:
+    for name in ("trials-epyc", "trials-xeon"):
+        runs = load_group(REPORTS / name).runs
+        assert runs.stats is not None
+        again = trial_stats(runs.stats.values, requested=runs.requested, higher_is_better=False)
+        assert runs.stats == again
+    sweep = load_group(REPORTS / "sweep-h100").sweep
+    assert sweep is not None
+    for point in sweep.points:
+        values = [r.samples_per_second or 0.0 for r in point.runs.results]
+        assert point.stats == trial_stats(values, requested=len(values), higher_is_better=True)

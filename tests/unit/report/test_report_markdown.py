@@ -1,0 +1,116 @@
+"""The Markdown and HTML reports, against a golden file rendered from checked-in groups."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import re
+import shutil
+from pathlib import Path
+
+from golden import REPORTS, check_golden
+
+from harness.analysis.groups import Group, load_group
+from harness.analysis.utilization import utilization
+from harness.report.html import render_html
+from harness.report.markdown import render_markdown
+
+TINY = REPORTS.parent / "results" / "tiny-singlestream"
+PNG = b"\x89PNG\r\n\x1a\n"
+IMAGES = [
+    "1-trials-epyc-latency-cdf.png",
+    "1-trials-epyc-utilization.png",
+    "2-sweep-h100-throughput.png",
+    "2-sweep-h100-telemetry-bs-16-trial-1.png",
+    "2-sweep-h100-utilization.png",
+]
+
+
+def _groups() -> list[Group]:
+    return [load_group(REPORTS / "trials-epyc"), load_group(REPORTS / "sweep-h100")]
+
+
+def test_markdown_report_matches_the_golden_file(tmp_path: Path) -> None:
+    check_golden("expected_report.md", render_markdown(_groups(), images_dir=tmp_path / "images"))
+
+
+def test_every_plot_is_written_and_linked(tmp_path: Path) -> None:
+    text = render_markdown(_groups(), images_dir=tmp_path / "images")
+    assert re.findall(r"!\[[^\]]*\]\(images/([^)]+)\)", text) == IMAGES
+    assert sorted(p.name for p in (tmp_path / "images").iterdir()) == sorted(IMAGES)
+    assert all((tmp_path / "images" / name).read_bytes().startswith(PNG) for name in IMAGES)
+
+
+def test_rendering_twice_gives_the_same_text_and_images(tmp_path: Path) -> None:
+    first = render_markdown(_groups(), images_dir=tmp_path / "a" / "images")
+    second = render_markdown(_groups(), images_dir=tmp_path / "b" / "images")
+    assert first == second
+    for name in IMAGES:
+        a, b = (tmp_path / d / "images" / name for d in ("a", "b"))
+        assert a.read_bytes() == b.read_bytes(), name
+
+
+def test_a_single_run_without_telemetry(tmp_path: Path) -> None:
+    text = render_markdown([load_group(TINY)], images_dir=tmp_path / "images")
+    assert "## tiny-singlestream" in text
+    assert "One run of tiny-ss-test: SingleStream" in text
+    assert "No telemetry.csv with power, temperature or clocks: nothing to plot." in text
+    assert "Power not measured: rapl: no RAPL" in text
+    assert "| tiny-singlestream | 0.050 | 0.166 | 30.05 | AMD EPYC (2 cores) |" in text
+    assert "- [tiny-singlestream] load average is 2.29" in text
+
+
+def test_utilization_that_could_not_be_computed_says_why(tmp_path: Path) -> None:
+    group = load_group(TINY)
+    block = utilization(samples_per_second=788.0, flops_per_sample=None, peak=None)
+    unknown = dataclasses.replace(group.results[0], utilization=block)
+    absent = dataclasses.replace(group.results[0], utilization=None)  # type: ignore[arg-type]
+    for result, line in (
+        (unknown, "Not computed: flops_per_sample unknown; macs_per_sample unknown; no peak"),
+        (absent, "Not computed: these results carry no utilization block."),
+    ):
+        runs = dataclasses.replace(group.runs, results=(result,))
+        text = render_markdown([dataclasses.replace(group, runs=runs)], images_dir=tmp_path)
+        assert line in text
+        assert "utilization.png" not in text
+
+
+def test_an_out_of_memory_sweep_reports_its_limit(tmp_path: Path) -> None:
+    shutil.copytree(REPORTS / "sweep-h100", tmp_path / "sweep")
+    doc = json.loads((tmp_path / "sweep" / "sweep.json").read_text())
+    doc.update(stopped="out_of_memory", limit={"batch_size": 32, "error": "CUDA out of memory"})
+    (tmp_path / "sweep" / "sweep.json").write_text(json.dumps(doc))
+    text = render_markdown([load_group(tmp_path / "sweep")], images_dir=tmp_path / "images")
+    assert "Stopped: out of memory at batch 32: CUDA out of memory." in text
+    assert "- [sweep] stopped at batch 32: out of memory (CUDA out of memory)" in text
+
+
+def test_a_sweep_that_measured_nothing(tmp_path: Path) -> None:
+    (tmp_path / "sweep").mkdir()
+    doc = {
+        "schema_version": 1,
+        "kind": "sweep",
+        "points": [],
+        "saturation_batch": None,
+        "best_batch": None,
+        "stopped": "out_of_memory",
+        "limit": {"batch_size": 1, "error": "CUDA out of memory"},
+    }
+    (tmp_path / "sweep" / "sweep.json").write_text(json.dumps(doc))
+    text = render_markdown([load_group(tmp_path / "sweep")], images_dir=tmp_path / "images")
+    assert "Sweep in sweep: no point was measured." in text
+    assert "No saturation point. Stopped: out of memory at batch 1: CUDA out of memory." in text
+    assert "![" not in text
+
+
+def test_html_page_is_self_contained() -> None:
+    page = render_html(_groups())
+    images = re.findall(r'<img src="data:image/png;base64,([A-Za-z0-9+/=]+)"', page)
+    assert len(images) == len(IMAGES)
+    assert all(base64.b64decode(data).startswith(PNG) for data in images)
+    assert page.count("<details><summary>Fingerprint ") == 2
+    assert "<style>" in page and "<script" not in page and "<link" not in page
+    assert not re.search(r"(src|href)=\"(?!data:)", page)
+    assert "Saturation at batch 4; best throughput at batch 16." in page
+    assert "<li>[trials] latency_ns.p90: spread too large to trust" in page
