@@ -100,6 +100,18 @@ def _parser() -> argparse.ArgumentParser:
     _common(sweep, profile_default="quick")
     sweep.set_defaults(func=_sweep)
 
+    report = verbs.add_parser("report", help="Markdown + self-contained HTML report with plots")
+    report.add_argument(
+        "dirs", type=Path, nargs="+", metavar="DIR", help="run, trials or sweep dirs"
+    )
+    report.add_argument("--out", type=Path, help="report directory (default: <first DIR>/report)")
+    report.set_defaults(func=_report)
+
+    compare = verbs.add_parser("compare", help="side-by-side table with significance")
+    compare.add_argument("dirs", type=Path, nargs="+", metavar="DIR", help="two or more results")
+    compare.add_argument("--out", type=Path, help="also write compare.md into this directory")
+    compare.set_defaults(func=_compare)
+
     show = verbs.add_parser("show", help="print a run directory's result as a table")
     show.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     show.set_defaults(func=_show)
@@ -302,6 +314,40 @@ def _doctor(args: argparse.Namespace) -> int:
         print("  no preflight warnings: fit to benchmark")
     if args.strict:
         enforce_strict(machine.warnings)
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from harness.analysis.groups import load_group
+    from harness.files import atomic_write_text
+    from harness.report.html import render_html
+    from harness.report.markdown import render_markdown
+
+    groups = [load_group(path) for path in args.dirs]
+    out = args.out or args.dirs[0] / "report"
+    images = out / "images"
+    images.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "report.md", render_markdown(groups, images_dir=images))
+    atomic_write_text(out / "report.html", render_html(groups))
+    print(out / "report.md")
+    print(out / "report.html")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from harness.analysis.compare import compare
+    from harness.analysis.groups import load_group
+    from harness.files import atomic_write_text
+    from harness.report.compare_render import render_compare_markdown, render_compare_text
+
+    if len(args.dirs) < 2:
+        raise ConfigError("compare: give at least two run, trials or sweep directories")
+    comparison = compare([load_group(path) for path in args.dirs])
+    print(render_compare_text(comparison))
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(args.out / "compare.md", render_compare_markdown(comparison))
+        print(args.out / "compare.md")
     return 0
 
 

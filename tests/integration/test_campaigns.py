@@ -1,0 +1,80 @@
+"""Trials, a real batch sweep of the tiny model, and the report and compare verbs over them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from tests.conftest import TINY_OFFLINE, TINY_SS, write_scenario
+
+pytestmark = pytest.mark.slow
+
+
+def last_line(out: str) -> Path:
+    return Path(out.strip().splitlines()[-1])
+
+
+def test_trials_group_holds_each_run_and_their_statistics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = write_scenario(tmp_path / "s.yaml", TINY_SS)
+    code = main(["run", str(scenario), "--trials", "2", "--out", str(tmp_path / "runs")])
+    out = capsys.readouterr().out
+    group = last_line(out)
+    assert code == 0 and group.name.split("-")[-3:-1] == ["SingleStream", "trials"]
+    data = json.loads((group / "trials.json").read_text())
+    assert data["kind"] == "trials" and data["runs"] == ["trial-1", "trial-2"]
+    assert data["metric"] == "latency_ns.p90" and data["requested"] == 2
+    p90s = [
+        json.loads((group / run / "result.json").read_text())["latency_ns"]["p90"]
+        for run in data["runs"]
+    ]
+    assert data["stats"]["values"] == [float(v) for v in p90s]
+    assert data["stats"]["best"] == min(p90s)  # lower latency is better
+    assert "2 trials of latency_ns.p90" in out
+
+
+def test_sweep_of_the_tiny_model_finds_a_saturation_point(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = write_scenario(tmp_path / "s.yaml", TINY_OFFLINE)
+    args = ["sweep", str(scenario), "--batches", "1,4,16", "--trials", "2", "--out", str(tmp_path)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    sweep = last_line(out)
+    data = json.loads((sweep / "sweep.json").read_text())
+    assert [p["batch_size"] for p in data["points"]] == [1, 4, 16][: len(data["points"])]
+    assert len(data["points"]) >= 2
+    medians = {p["batch_size"]: p["samples_per_second"]["median"] for p in data["points"]}
+    best = max(medians.values())
+    assert data["best_batch"] == max(medians, key=lambda b: medians[b])
+    assert medians[data["saturation_batch"]] >= 0.95 * best
+    assert data["stopped"] in ("plateau", "max_batch")
+    for point in data["points"]:
+        trials = json.loads((sweep / point["dir"] / "trials.json").read_text())
+        assert trials["batch_size"] == point["batch_size"] and len(trials["runs"]) == 2
+    assert f"saturation at batch {data['saturation_batch']}" in out
+
+    assert main(["report", str(sweep)]) == 0
+    report = capsys.readouterr().out.split()
+    markdown, html = Path(report[0]), Path(report[1])
+    assert "saturation" in markdown.read_text().lower()
+    page = html.read_text()
+    assert page.count('<img src="data:image/png;base64,') >= 2 and "<details" in page
+    assert list((sweep / "report" / "images").glob("*.png"))
+
+
+def test_compare_two_trial_groups(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = write_scenario(tmp_path / "s.yaml", TINY_OFFLINE)
+    groups = []
+    for _ in range(2):
+        assert main(["run", str(scenario), "--trials", "2", "--out", str(tmp_path / "runs")]) == 0
+        groups.append(str(last_line(capsys.readouterr().out)))
+    assert main(["compare", *groups, "--out", str(tmp_path / "cmp")]) == 0
+    out = capsys.readouterr().out
+    assert "throughput (samples/s)" in out and "significant" in out
+    assert "Not comparable because:" not in out  # same model, settings, versions, profile
+    assert (tmp_path / "cmp" / "compare.md").is_file()
