@@ -371,6 +371,14 @@ def _utilization(
         macs_per_sample=count.macs / batch,
         peak=peak,
     )
+    share = block.get("utilization")
+    if share is not None and share > 1:
+        # A peak below what was measured proves its assumptions wrong (usually the clock:
+        # VMs show the nominal clock and no boost); say so rather than print > 100 % quietly.
+        block["note"] = (
+            f"achieved exceeds the computed peak ({share * 100:.0f} %): the peak's assumptions "
+            "do not hold on this machine (often the clock); set peak_tflops in the scenario"
+        )
     block["approximations"] = list(count.approximations)
     block["unknown_ops"] = list(count.unknown_ops)
     return block

@@ -50,7 +50,8 @@ def _compute(result: RunResult) -> str:
     text = f"{achieved:.3f} TFLOP/s achieved"
     if peak is None or share is None:
         return f"{text}; no peak known ({block.get('note')}); set peak_tflops in the scenario"
-    return f"{text} of {peak:.3f} peak ({block.get('peak_precision')}): {share * 100:.1f} %"
+    text = f"{text} of {peak:.3f} peak ({block.get('peak_precision')}): {share * 100:.1f} %"
+    return f"{text}; {block['note']}" if share > 1 and block.get("note") else text
 
 
 def _power(result: RunResult) -> str:

@@ -76,5 +76,6 @@ def test_compare_two_trial_groups(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["compare", *groups, "--out", str(tmp_path / "cmp")]) == 0
     out = capsys.readouterr().out
     assert "throughput (samples/s)" in out and "significant" in out
-    assert "Not comparable because:" not in out  # same model, settings, versions, profile
+    # Same model, settings, versions and profile: nothing makes this comparison unfair.
+    assert "- nothing: same model, precision, scenario, LoadGen settings" in out
     assert (tmp_path / "cmp" / "compare.md").is_file()
