@@ -24,21 +24,24 @@ from harness.config import (
     QuickConfig,
     RuntimeConfig,
     Scenario,
+    ScenarioName,
     WarmupConfig,
 )
-from harness.models.registry import zoo_model_path
+from harness.models.registry import cache_root, zoo_model_path
 from harness.models.validate import inspect_model, resolve_dims
 from harness.runner import RunRequest, run
-from harness.runtime.session import create_session
+from harness.runtime.session import SessionRequest, create_session
 from harness.runtime.targets import get_target
 
 
-def scenario(kind: str, zoo: str, batch: int, seconds: float, runtime: RuntimeConfig) -> Scenario:
+def scenario(
+    kind: ScenarioName, zoo: str, batch: int, seconds: float, runtime: RuntimeConfig
+) -> Scenario:
     dims = {"height": 224, "width": 224} if zoo == "resnet50" else {}
     return Scenario(
         name=f"overhead-{zoo}-{kind}",
         scenario=kind,
-        batch_size=batch,  # type: ignore[arg-type]
+        batch_size=batch,
         model=ModelConfig(zoo=zoo, dims=dims),
         runtime=runtime,
         data=DataConfig(total_sample_count=256),
@@ -53,7 +56,15 @@ def plain_loop(sc: Scenario, seconds: float) -> tuple[float, float]:
     """Median latency (ns) and samples/s of session.run on preallocated inputs."""
     path = zoo_model_path(str(sc.model.zoo))
     dims = resolve_dims(inspect_model(path), batch_size=sc.batch_size, dims=sc.model.dims)
-    session = create_session(path, runtime=sc.runtime, target=get_target("cpu"), dims=dims)
+    session = create_session(
+        SessionRequest(
+            model_path=path,
+            runtime=sc.runtime,
+            target=get_target("cpu"),
+            dims=dims,
+            cache_dir=cache_root() / "engines",
+        )
+    )
     rng = np.random.default_rng(0)
     feeds = {s.name: rng.standard_normal(s.shape, dtype=np.float32) for s in session.inputs}
     for _ in range(5):
@@ -76,17 +87,25 @@ def harness_run(sc: Scenario, out: Path) -> tuple[float, float]:
 
 
 def measure(
-    kind: str, zoo: str, batch: int, seconds: float, rounds: int, runtime: RuntimeConfig, out: Path
+    kind: ScenarioName,
+    zoo: str,
+    batch: int,
+    seconds: float,
+    rounds: int,
+    runtime: RuntimeConfig,
+    out: Path,
 ) -> tuple[list[float], list[float]]:
     sc = scenario(kind, zoo, batch, seconds, runtime)
     index = 0 if kind == "SingleStream" else 1
-    ours, plain = [], []
+    ours: list[float] = []
+    plain: list[float] = []
     for r in range(rounds):
         # Alternate which side goes first so drift does not favour one side.
-        order = (harness_run, plain_loop) if r % 2 == 0 else (plain_loop, harness_run)
-        for fn in order:
-            value = fn(sc, out) if fn is harness_run else fn(sc, seconds)  # type: ignore[operator]
-            (ours if fn is harness_run else plain).append(value[index])
+        for side in ("harness", "plain") if r % 2 == 0 else ("plain", "harness"):
+            if side == "harness":
+                ours.append(harness_run(sc, out)[index])
+            else:
+                plain.append(plain_loop(sc, seconds)[index])
     return ours, plain
 
 
