@@ -34,6 +34,7 @@ class ModelConfig:
     precision: Precision = "fp32"
     dims: Mapping[str, int] = field(default_factory=dict)
     loadgen_name: str | None = None
+    conversion: Mapping[str, OptionValue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if (self.zoo is None) == (self.path is None):
@@ -85,12 +86,15 @@ class DataConfig:
     dir: str | None = None
     seed: int = 0
     total_sample_count: int = 1024
+    labels: bool = False
 
     def __post_init__(self) -> None:
         if self.total_sample_count < 1:
             raise ValueError(f"total_sample_count: must be >= 1, got {self.total_sample_count}")
         if (self.source == "npy") != (self.dir is not None):
             raise ValueError("dir: required when source is 'npy' and only then")
+        if self.labels and self.source != "npy":
+            raise ValueError("labels: true needs source 'npy' with a labels file in data.dir")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,9 +118,11 @@ class QuickConfig:
     min_duration_ms: int = 15000
     min_query_count: int = 100
     performance_sample_count: int = 256
+    accuracy_sample_count: int = 64
 
     def __post_init__(self) -> None:
-        for key in ("min_duration_ms", "min_query_count", "performance_sample_count"):
+        keys = ("min_duration_ms", "min_query_count", "performance_sample_count")
+        for key in (*keys, "accuracy_sample_count"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)}")
 

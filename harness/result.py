@@ -52,6 +52,8 @@ class RunResult:
     telemetry: Mapping[str, Any] | None
     image: Mapping[str, str] | None
     utilization: Mapping[str, Any]
+    precision: Mapping[str, Any]
+    accuracy: Mapping[str, Any]
 
 
 def to_json(result: RunResult) -> str:

@@ -16,11 +16,12 @@ from typing import IO, Any
 import numpy as np
 
 import harness
+from harness.accuracy_run import AccuracyJob, run_accuracy
 from harness.analysis.flops import count_flops
 from harness.analysis.peaks import resolve_peak
 from harness.analysis.utilization import utilization
 from harness.config import ProfileName, Scenario
-from harness.data import NpySource, SampleSource, SyntheticSource
+from harness.data import SampleSource
 from harness.errors import HarnessError, RunError
 from harness.files import atomic_write_text, create_run_dir
 from harness.loadgen import conf as lgconf
@@ -31,8 +32,9 @@ from harness.loadgen.logparse import (
 )
 from harness.loadgen.sut import Executor, OfflineSUT, SampleStore, SingleStreamSUT
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
-from harness.models.registry import cache_root, zoo_model_path
-from harness.models.validate import ModelInfo, inspect_model, resolve_dims
+from harness.modelprep import PreparedModel, prepare, sample_source
+from harness.models.registry import cache_root
+from harness.models.validate import ModelInfo
 from harness.observe import Survey, TelemetryWindow, image_info, survey
 from harness.result import INCOMPLETE_FILE, RunResult, write_result
 from harness.runtime.executors import DeviceExecutor, HostExecutor
@@ -63,22 +65,24 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
     """Run one scenario and write its run directory; returns the directory and its result."""
     scenario = request.scenario
     target = get_target(request.hw)
-    info, dims, warnings = _prepare_model(request)
     machine = survey(request.hw, profile=request.profile, strict=request.strict)
-    for warning in machine.warnings:
+    isa = machine.fingerprint.to_dict().get("cpu", {}).get("isa") or []
+    prepared = prepare(scenario, target=target, cpu_isa=isa, model_override=request.model_override)
+    warnings = list(prepared.warnings)
+    for warning in [*(str(w) for w in machine.warnings), *warnings]:
         if progress is not None:
             progress.write(f"  warning: {warning}\n")
     session = create_session(
         SessionRequest(
-            model_path=info.path,
+            model_path=prepared.info.path,
             runtime=scenario.runtime,
             target=target,
-            dims=dims,
+            dims=prepared.dims,
             cache_dir=cache_root() / "engines",
         )
     )
     warnings += _placement_warnings(session)
-    source = _source(scenario, session)
+    source = sample_source(scenario, session)
     run_dir = create_run_dir(
         request.out_root,
         model=_model_name(request),
@@ -87,7 +91,7 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
     )
     atomic_write_text(run_dir / INCOMPLETE_FILE, "run started; no result yet\n")
     try:
-        result = _measure(request, run_dir, info, session, source, warnings, machine, progress)
+        result = _measure(request, run_dir, prepared, session, source, warnings, machine, progress)
     except KeyboardInterrupt:
         atomic_write_text(run_dir / INCOMPLETE_FILE, "interrupted (Ctrl-C)\n")
         raise
@@ -102,7 +106,7 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
 def _measure(
     request: RunRequest,
     run_dir: Path,
-    info: ModelInfo,
+    prepared: PreparedModel,
     session: Session,
     source: SampleSource,
     warnings: list[str],
@@ -121,30 +125,31 @@ def _measure(
     )
     # LoadGen's config parser splits on whitespace: derive a key it can read.
     model_key = scenario.model.loadgen_name or re.sub(r"[^A-Za-z0-9_.-]", "_", _model_name(request))
-    plan = _write_confs(request, run_dir, model_key, expected, source.total_count)
-    settings = load_settings(plan)
-    telemetry = TelemetryWindow(request.hw, scenario.telemetry)
-    store = SampleStore(
-        source,
-        session.inputs,
-        executor,
-        on_window_open=telemetry.open,
-        on_window_close=telemetry.close,
+    attempt = _Attempt(request=request, run_dir=run_dir, session=session, source=source)
+    plan, window, power, completed = attempt.run(executor, model_key, expected, progress)
+    retry = _retry_expectation(scenario, run_dir, expected)
+    if retry is not None:
+        # LoadGen sized its run from the warm-up and it ended before the minimum duration:
+        # keep that attempt for the record and run again at the speed LoadGen just measured.
+        _set_aside(run_dir, run_dir / "attempt-1")
+        warnings.append(
+            "LoadGen's first attempt ended before its minimum duration (the warm-up "
+            "under-estimated the speed); re-run sized from the measured speed; the first "
+            "attempt's logs are in attempt-1/"
+        )
+        expected = retry
+        plan, window, power, completed = attempt.run(executor, model_key, expected, progress)
+    del completed
+    job = AccuracyJob(
+        scenario=scenario,
+        profile=request.profile,
+        run_dir=run_dir,
+        model_key=model_key,
+        expected=expected,
     )
-    sut = _make_sut(scenario, executor, store)
-    try:
-        window = run_timed_test(plan, settings, sut, store, progress=progress)
-    finally:
-        telemetry.release()
-    if isinstance(sut.error, KeyboardInterrupt):
-        raise sut.error
-    if sut.error is not None:
-        raise RunError(f"{run_dir}: inference failed during LoadGen: {_describe(sut.error)}")
-    if store.hook_errors:
-        raise RunError(f"{run_dir}: telemetry failed: {_describe(store.hook_errors[0])}")
-    power = telemetry.finish(run_dir, samples=sut.completed, scenario=scenario.scenario)
+    accuracy = run_accuracy(job, prepared, session, source, progress)
     measured = _Measured(
-        info=info,
+        info=prepared.info,
         session=session,
         plan=plan,
         warmup=warmup,
@@ -153,43 +158,16 @@ def _measure(
         data_path=executor.data_path,
         machine=machine,
         telemetry=power,
+        accuracy=accuracy,
+        precision=prepared.precision,
     )
     return _result(request, run_dir, measured)
-
-
-def _prepare_model(request: RunRequest) -> tuple[ModelInfo, dict[str, int], list[str]]:
-    config = request.scenario.model
-    warnings: list[str] = []
-    if request.model_override is not None:
-        path = request.model_override
-    elif config.zoo is not None:
-        path = zoo_model_path(config.zoo)
-    else:
-        path = Path(str(config.path))
-    info = inspect_model(path)
-    dims = dict(config.dims)
-    if request.model_override is not None:
-        symbolic = {d for shape in info.inputs.values() for d in shape if isinstance(d, str)}
-        dropped = sorted(set(dims) - symbolic)
-        for name in dropped:
-            warnings.append(f"model.dims.{name} ignored: --model {path} has no such dim")
-            del dims[name]
-    resolved = resolve_dims(info, batch_size=request.scenario.batch_size, dims=dims)
-    return info, resolved, warnings
 
 
 def _model_name(request: RunRequest) -> str:
     if request.model_override is not None:
         return request.model_override.stem
     return request.scenario.model.name
-
-
-def _source(scenario: Scenario, session: Session) -> SampleSource:
-    if scenario.data.source == "npy":
-        return NpySource(Path(str(scenario.data.dir)), session.inputs)
-    return SyntheticSource(
-        session.inputs, total_count=scenario.data.total_sample_count, seed=scenario.data.seed
-    )
 
 
 def _warm_up(
@@ -268,6 +246,90 @@ def _write_confs(
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Attempt:
+    """One timed LoadGen test with its telemetry window."""
+
+    request: RunRequest
+    run_dir: Path
+    session: Session
+    source: SampleSource
+
+    def run(
+        self,
+        executor: Executor,
+        model_key: str,
+        expected: lgconf.Expectation,
+        progress: IO[str] | None,
+    ) -> tuple[TestPlan, Window, dict[str, Any] | None, int]:
+        scenario = self.request.scenario
+        plan = _write_confs(
+            self.request, self.run_dir, model_key, expected, self.source.total_count
+        )
+        settings = load_settings(plan)
+        telemetry = TelemetryWindow(self.request.hw, scenario.telemetry)
+        store = SampleStore(
+            self.source,
+            self.session.inputs,
+            executor,
+            on_window_open=telemetry.open,
+            on_window_close=telemetry.close,
+        )
+        sut = _make_sut(scenario, executor, store)
+        try:
+            window = run_timed_test(plan, settings, sut, store, progress=progress)
+        finally:
+            telemetry.release()
+        if isinstance(sut.error, KeyboardInterrupt):
+            raise sut.error
+        if sut.error is not None:
+            raise RunError(
+                f"{self.run_dir}: inference failed during LoadGen: {_describe(sut.error)}"
+            )
+        if store.hook_errors:
+            raise RunError(f"{self.run_dir}: telemetry failed: {_describe(store.hook_errors[0])}")
+        power = telemetry.finish(self.run_dir, samples=sut.completed, scenario=scenario.scenario)
+        return plan, window, power, sut.completed
+
+
+_UNDERSIZED = ("Increase expected QPS", "Decrease the expected latency")
+
+
+def _retry_expectation(
+    scenario: Scenario, run_dir: Path, expected: lgconf.Expectation
+) -> lgconf.Expectation | None:
+    """A better expectation when LoadGen says its run was too short for the one it had."""
+    log = parse_detail_log(run_dir / "mlperf_log_detail.txt")
+    reasons = " ".join(log.get("result_invalid_reason", []))
+    if log.get("result_validity") == "VALID" or not any(r in reasons for r in _UNDERSIZED):
+        return None
+    if scenario.scenario == "Offline":
+        measured = float(log.get("result_samples_per_second") or 0)
+        return lgconf.Expectation(
+            latency_ns=expected.latency_ns,
+            samples_per_second=max(measured, expected.samples_per_second) * 1.5,
+        )
+    latency = float(log.get("result_min_latency_ns") or expected.latency_ns)
+    return lgconf.Expectation(
+        latency_ns=min(latency, expected.latency_ns) / 2,
+        samples_per_second=expected.samples_per_second,
+    )
+
+
+def _set_aside(run_dir: Path, attempt: Path) -> None:
+    attempt.mkdir()
+    for name in (
+        "mlperf_log_summary.txt",
+        "mlperf_log_detail.txt",
+        "mlperf_log_accuracy.json",
+        "mlperf_log_trace.json",
+        "user.conf",
+        "telemetry.csv",
+    ):
+        if (run_dir / name).exists():
+            (run_dir / name).rename(attempt / name)
+
+
 def _make_sut(
     scenario: Scenario, executor: Executor, store: SampleStore
 ) -> SingleStreamSUT | OfflineSUT:
@@ -292,6 +354,8 @@ class _Measured:
     data_path: str
     machine: Survey
     telemetry: dict[str, Any] | None
+    accuracy: dict[str, Any]
+    precision: dict[str, Any]
 
 
 def _result(request: RunRequest, run_dir: Path, measured: _Measured) -> RunResult:
@@ -313,7 +377,10 @@ def _result(request: RunRequest, run_dir: Path, measured: _Measured) -> RunResul
         scenario_name=scenario.name,
         mode=plan.mode,
         profile=request.profile,
-        submission_valid=valid and request.profile == "submission" and not log.errors,
+        submission_valid=valid
+        and request.profile == "submission"
+        and not log.errors
+        and bool(measured.accuracy.get("passed")),
         valid=valid,
         invalid_reasons=reasons,
         loadgen_errors=list(log.errors),
@@ -347,6 +414,8 @@ def _result(request: RunRequest, run_dir: Path, measured: _Measured) -> RunResul
         fingerprint=measured.machine.fingerprint.to_dict(),
         telemetry=measured.telemetry,
         image=image_info(),
+        accuracy=measured.accuracy,
+        precision=measured.precision,
         utilization=_utilization(
             request, info.path, session.settings["free_dimension_overrides"], sps, measured.machine
         ),

@@ -31,6 +31,8 @@ def render_summary(result: RunResult, run_dir: str | None = None) -> str:
             f"{result.warmup['queries']} queries in {result.warmup['duration_ms'] / 1000:.1f} s",
         ),
     ]
+    rows.append(("precision", _precision(result)))
+    rows.append(("accuracy", _accuracy(result)))
     rows.append(("compute", _compute(result)))
     rows.append(("power", _power(result)))
     rows += [("reason", reason) for reason in result.invalid_reasons]
@@ -39,6 +41,29 @@ def render_summary(result: RunResult, run_dir: str | None = None) -> str:
         rows.append(("run dir", run_dir))
     title = f"{result.scenario_name}: {result.scenario}, batch {result.batch_size}"
     return "\n".join([title] + [f"  {key:<11} {value}" for key, value in rows])
+
+
+def _precision(result: RunResult) -> str:
+    block = result.precision
+    recipe = block.get("recipe") or {}
+    method = recipe.get("method", "none")
+    if method == "none":
+        return f"{block.get('precision')} (the source model, unconverted)"
+    params = recipe.get("params") or {}
+    calib = params.get("calibration_method")
+    how = f"{method}, {calib} on {params.get('calibration_samples')} samples" if calib else method
+    return f"{block.get('precision')} ({how}) from fp32 sha256 {str(block['source_sha256'])[:12]}"
+
+
+def _accuracy(result: RunResult) -> str:
+    block = result.accuracy
+    fp32 = block.get("against_fp32") or {}
+    verdict = "passed" if block.get("passed") else "FAILED"
+    if "top1_agreement" in fp32:
+        found = f"top-1 agreement with FP32 {fp32['top1_agreement'] * 100:.2f} %"
+    else:
+        found = f"cosine similarity with FP32 {fp32.get('cosine_similarity', float('nan')):.6f}"
+    return f"{found} over {block.get('samples')} samples: {verdict} ({block.get('criterion')})"
 
 
 def _compute(result: RunResult) -> str:

@@ -226,3 +226,31 @@ def test_io_binding_path_runs_valid_and_is_recorded(
     assert code == 0 and result["valid"] is True
     assert result["runtime"]["data_path"] == "device"
     assert result["runtime"]["requested_providers"] == ["CPUExecutionProvider"]
+
+
+@pytest.mark.parametrize("text", [TINY_SS, TINY_OFFLINE], ids=["SingleStream", "Offline"])
+def test_a_run_sized_too_small_by_warm_up_is_rerun_once(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.runner as runner
+
+    real = runner._warm_up
+
+    def pessimistic(*args: Any, **kwargs: Any) -> Any:
+        found = dict(real(*args, **kwargs))
+        if "Offline" in text:  # the warm-up believed the model 50x slower than it is
+            found["min_latency_ns"] *= 50
+        else:  # and for SingleStream, 50x faster: far too few queries pre-generated
+            found["min_latency_ns"] = 1e9
+        return found
+
+    monkeypatch.setattr(runner, "_warm_up", pessimistic)
+    scenario = write_scenario(tmp_path / "s.yaml", text)
+    code, out, _ = run_cli(["run", str(scenario), "--out", str(tmp_path)], capsys)
+    run_dir = Path(out.strip().splitlines()[-1])
+    result = load(run_dir)
+    assert code == 0 and result["valid"] is True
+    assert any("first attempt ended before its minimum duration" in w for w in result["warnings"])
+    first = (run_dir / "attempt-1" / "mlperf_log_summary.txt").read_text()
+    assert "Result is : INVALID" in first
+    assert "Result is : VALID" in (run_dir / "mlperf_log_summary.txt").read_text()

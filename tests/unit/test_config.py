@@ -29,7 +29,7 @@ SCENARIO_KEYS = (
     "batch_size, data, model, name, peak_tflops, quick, runtime, scenario, schema_version, "
     "telemetry, trials, warmup"
 )
-MODEL_KEYS = "dims, loadgen_name, path, precision, zoo"
+MODEL_KEYS = "conversion, dims, loadgen_name, path, precision, zoo"
 
 
 def _base() -> dict[str, Any]:
@@ -201,9 +201,12 @@ def test_unknown_nested_key_is_dotted(tmp_path: Path) -> None:
             "include_host_copies, inter_op_threads, intra_op_threads, io_binding, "
             "provider_options",
         ),
-        ("data", "dir, seed, source, total_sample_count"),
+        ("data", "dir, labels, seed, source, total_sample_count"),
         ("warmup", "min_duration_ms, min_queries"),
-        ("quick", "min_duration_ms, min_query_count, performance_sample_count"),
+        (
+            "quick",
+            "accuracy_sample_count, min_duration_ms, min_query_count, performance_sample_count",
+        ),
     ],
 )
 def test_unknown_key_in_each_section(tmp_path: Path, section: str, allowed: str) -> None:

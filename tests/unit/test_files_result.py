@@ -62,6 +62,8 @@ def _result() -> RunResult:
         telemetry=None,
         image={"id": "sha256:" + "cd" * 32, "tag": "beyond-tops/cpu:0.1.0"},
         utilization={"flops_per_sample": 63317248.0, "utilization": None, "note": "no peak"},
+        precision={"precision": "fp32", "recipe": {"method": "none"}},
+        accuracy={"samples": 64, "passed": True, "against_fp32": {"top1_agreement": 1.0}},
     )
 
 

@@ -1,0 +1,151 @@
+"""The model a run measures: the FP32 source, converted to the scenario's precision (cached)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from harness.config import Scenario
+from harness.data import NpySource, SampleSource, SyntheticSource
+from harness.models.calibration import draw_calibration
+from harness.models.precision import (
+    check_precision_supported,
+    convert,
+    default_recipe,
+    isa_for_precision,
+)
+from harness.models.registry import cache_root, zoo_model_path
+from harness.models.validate import ModelInfo, inspect_model, resolve_dims
+from harness.runtime.session import Session, SessionRequest, create_session
+from harness.runtime.targets import HardwareTarget
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreparedModel:
+    """The measured model file, its FP32 source, and how one became the other."""
+
+    info: ModelInfo
+    dims: dict[str, int]
+    source: ModelInfo
+    reference: Session
+    precision: dict[str, Any]
+    kind: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def prepare(
+    scenario: Scenario,
+    *,
+    target: HardwareTarget,
+    cpu_isa: Sequence[str],
+    model_override: Path | None = None,
+) -> PreparedModel:
+    """Resolve, check and (for fp16/bf16/int8) convert the scenario's model."""
+    precision = scenario.model.precision
+    warnings = check_precision_supported(precision, hw=target.name, cpu_isa=cpu_isa)
+    source = inspect_model(_source_path(scenario, model_override))
+    dims, dropped = _dims(scenario, source, strict=model_override is None)
+    warnings += dropped
+    reference = _session(scenario, source, target, resolve_dims(source, batch_size=1, dims=dims))
+    kind = "transformer" if _is_transformer(reference) else "cnn"
+    recipe = default_recipe(precision, model_kind=kind, overrides=scenario.model.conversion)
+    calibration = None
+    if recipe.method.startswith("static-"):
+        calibration = draw_calibration(
+            sample_source(scenario, reference),
+            reference.inputs,
+            count=int(recipe.params["calibration_samples"]),
+            seed=int(recipe.params["seed"]),
+            source_name=f"{scenario.data.source} data, seed {scenario.data.seed}",
+        )
+    converted = convert(
+        source.path, recipe, calibration=calibration, cache=cache_root() / "converted"
+    )
+    info = source if converted.path == source.path else inspect_model(converted.path)
+    record = {
+        **converted.to_dict(),
+        "precision": precision,
+        "isa": isa_for_precision(precision, cpu_isa),
+    }
+    return PreparedModel(
+        info=info,
+        dims=resolve_dims(info, batch_size=scenario.batch_size, dims=dims),
+        source=source,
+        reference=reference,
+        precision=record,
+        kind="tensor" if kind == "transformer" else _output_kind(reference),
+        warnings=warnings,
+    )
+
+
+def sample_source(scenario: Scenario, session: Session) -> SampleSource:
+    """The QSL's data for a session's inputs."""
+    if scenario.data.source == "npy":
+        return NpySource(Path(str(scenario.data.dir)), session.inputs)
+    return SyntheticSource(
+        session.inputs, total_count=scenario.data.total_sample_count, seed=scenario.data.seed
+    )
+
+
+def reference_outputs(
+    prepared: PreparedModel, source: SampleSource, indices: Sequence[int]
+) -> dict[int, np.ndarray]:
+    """The FP32 source model's first output for each sample, one sample at a time."""
+    session = prepared.reference
+    feeds = {s.name: np.empty(s.shape, dtype=s.dtype) for s in session.inputs}
+    outputs: dict[int, np.ndarray] = {}
+    for index in indices:
+        source.fill([index], feeds)
+        outputs[index] = session.run(feeds)[0][0].copy()
+    return outputs
+
+
+def _source_path(scenario: Scenario, override: Path | None) -> Path:
+    if override is not None:
+        return override
+    if scenario.model.zoo is not None:
+        return zoo_model_path(scenario.model.zoo)
+    return Path(str(scenario.model.path))
+
+
+def _dims(scenario: Scenario, info: ModelInfo, *, strict: bool) -> tuple[dict[str, int], list[str]]:
+    dims = dict(scenario.model.dims)
+    if strict:
+        return dims, []
+    symbolic = {d for shape in info.inputs.values() for d in shape if isinstance(d, str)}
+    dropped = sorted(set(dims) - symbolic)
+    for name in dropped:
+        del dims[name]
+    return dims, [
+        f"model.dims.{name} ignored: --model {info.path} has no such dim" for name in dropped
+    ]
+
+
+def _session(
+    scenario: Scenario, info: ModelInfo, target: HardwareTarget, dims: Mapping[str, int]
+) -> Session:
+    return create_session(
+        SessionRequest(
+            model_path=info.path,
+            runtime=scenario.runtime,
+            target=target,
+            dims=dims,
+            cache_dir=cache_root() / "engines",
+        )
+    )
+
+
+def _is_transformer(session: Session) -> bool:
+    return any(spec.dtype.kind in "iu" for spec in session.inputs)
+
+
+def _output_kind(session: Session) -> str:
+    """Classifier (top-1 comparable) when the first output is class indices or 2-D scores."""
+    first = session.outputs[0]
+    if first.dtype.kind in "iu" or len(first.shape) == 2:
+        return "classifier"
+    return "tensor"
