@@ -127,6 +127,10 @@ def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> 
     )
     parser.add_argument("--hw", default="cpu", help="hardware target (default: cpu)")
     parser.add_argument(
+        "--precision",
+        help="run at these precisions instead of the scenario's, e.g. fp32,int8 (fp16, bf16)",
+    )
+    parser.add_argument(
         "--trials",
         type=int,
         help="runs per configuration (default: scenario's trials, else 3 quick / 5 submission)",
@@ -171,15 +175,17 @@ def _models_build(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from harness.campaign import run_trials, trials_count
 
-    job = _job(args.scenario, args, args.profile, model=args.model)
-    trials = trials_count(job, args.trials)
-    if trials == 1:  # in this process
-        run_dir, valid = _run_one(job.scenario, args, model=args.model)
+    precisions = _precisions(args)
+    jobs = [_job(args.scenario, args, args.profile, args.model, p) for p in precisions]
+    trials = trials_count(jobs[0], args.trials)
+    if trials == 1 and len(jobs) == 1:  # in this process
+        run_dir, valid = _run_one(jobs[0].scenario, args, model=args.model)
         print(run_dir)
         return 0 if valid else 1
-    group = run_trials(job, trials, stream=sys.stdout)
-    print(group)
-    return _group_status(group)
+    groups = [run_trials(job, trials, stream=sys.stdout) for job in jobs]
+    for group in groups:
+        print(group)
+    return max(_group_status(group) for group in groups)
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -187,7 +193,11 @@ def _bench(args: argparse.Namespace) -> int:
 
     suite, base = _find_suite(args.suite)
     profile = args.profile or suite.profile
-    jobs = [_job(base / name, args, profile) for name in suite.scenarios]  # all parse first
+    jobs = [  # every file parses before anything runs
+        _job(base / name, args, profile, precision=precision)
+        for name in suite.scenarios
+        for precision in _precisions(args)
+    ]
     done: list[Path] = []
     status = 0
     for job in jobs:
@@ -219,10 +229,18 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def _job(path: Path, args: argparse.Namespace, profile: str, model: Path | None = None) -> Job:
+def _job(
+    path: Path,
+    args: argparse.Namespace,
+    profile: str,
+    model: Path | None = None,
+    precision: str | None = None,
+) -> Job:
     from harness.campaign import Job  # imports the analysis stack; only when running
 
     scenario = load_scenario(path)
+    if precision is not None:
+        scenario = _with_precision(scenario, precision, path)
     if getattr(args, "batch_size", None) is not None:
         scenario = _with_batch(scenario, args.batch_size, path)
     return Job(
@@ -233,7 +251,23 @@ def _job(path: Path, args: argparse.Namespace, profile: str, model: Path | None 
         out_root=args.out,
         model=model,
         strict=args.strict,
+        extra=("--precision", precision) if precision else (),
     )
+
+
+def _precisions(args: argparse.Namespace) -> list[str | None]:
+    if not getattr(args, "precision", None):
+        return [None]
+    return [p.strip() for p in str(args.precision).split(",") if p.strip()]
+
+
+def _with_precision(scenario: Scenario, precision: str, path: Path) -> Scenario:
+    if precision not in ("fp32", "fp16", "bf16", "int8"):
+        raise ConfigError(
+            f"--precision: {precision!r} is not allowed (allowed: fp32, fp16, bf16, int8)"
+        )
+    model = dataclasses.replace(scenario.model, precision=precision)  # type: ignore[arg-type]
+    return dataclasses.replace(scenario, model=model, name=f"{scenario.name}-{precision}")
 
 
 def _with_batch(scenario: Scenario, batch_size: int, path: Path) -> Scenario:

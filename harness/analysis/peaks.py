@@ -266,14 +266,14 @@ class _Vector:
 
 def _vector(isa: set[str], vendor: str) -> _Vector | None:
     units = f"{FMA_UNITS} FMA units per core (as on AVX2 cores and AVX-512 server parts)"
-    if "avx512f" in isa and vendor == "AuthenticAMD" and "avx_vnni" not in isa:
-        return _Vector(
-            256,
-            f"AMD Zen 4 (AVX-512 without AVX-VNNI) runs 512-bit ops on 256-bit pipes; {units}",
-        )
+    del vendor  # a peak must be an upper bound: no guessing of narrower pipes from flags
     if "avx512f" in isa:
+        # AMD Zen 4 runs 512-bit ops on 256-bit pipes (half this), Zen 5 does not, and a VM's
+        # flags cannot tell them apart; a guessed-low peak gave > 100 % on a real run here.
         return _Vector(
-            512, f"AVX-512, {units}; Xeon Silver/Bronze-class parts with one unit get half"
+            512,
+            f"AVX-512 at full width, {units}; Xeon Silver/Bronze with one unit and AMD Zen 4 "
+            "(256-bit pipes) reach half",
         )
     if "avx2" in isa:
         return _Vector(256, f"AVX2 with FMA3, {units}")

@@ -172,8 +172,10 @@ def _defaults(method: str) -> dict[str, Any]:
     if method == "dynamic":
         return {**quant, "preprocess": False}
     if method.startswith("static-"):
-        # onnxruntime's advice for x86-64: S8S8 with QDQ, U8S8 with QOperator.
-        activation = "QInt8" if method == "static-qdq" else "QUInt8"
+        # u8 activations x s8 weights is what VNNI's vpdpbusd multiplies: ResNet-50 at batch 8
+        # on this project's AVX-512-VNNI CPU ran 93.5 samples/s with U8S8 QDQ, 31.3 with
+        # S8S8 QDQ (which onnxruntime suggests for QDQ) and 26.2 in FP32.
+        activation = "QUInt8"
         return {
             **quant,
             "per_channel": True,

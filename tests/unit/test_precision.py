@@ -140,7 +140,10 @@ def test_tiny_int8_static_qdq_agrees_with_fp32(
     assert {"QuantizeLinear", "DequantizeLinear"} <= _ops(converted.path)
     assert "BatchNormalization" not in _ops(converted.path)
     assert converted.recipe.method == "static-qdq"
-    assert (converted.weights_dtype, converted.activations_dtype) == ("int8", "int8")
+    assert (converted.weights_dtype, converted.activations_dtype) == (
+        "int8",
+        "uint8",
+    )  # u8 activations: what VNNI multiplies
     assert converted.calibration is not None and converted.calibration["count"] == 16
     assert _top1(_run(converted.path, eval_inputs), tiny_reference) >= INT8_MIN_TOP1
 
