@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness import __version__
 from harness.config import ProfileName, Scenario, Suite, is_suite_file, load_scenario, load_suite
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, run_reporting_errors
 from harness.report.summary import render_summary
 from harness.result import load_result
 
@@ -34,14 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `harness` console script."""
     parser = _parser()
     args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except HarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted; the run directory is marked INCOMPLETE", file=sys.stderr)
-        return 130
+    return run_reporting_errors(lambda: int(args.func(args)))
 
 
 def _parser() -> argparse.ArgumentParser:

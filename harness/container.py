@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
 import harness
-from harness.errors import DeviceError, HarnessError
+from harness.errors import DeviceError, run_reporting_errors
 
 HW_TARGETS = ("cpu", "nvidia", "rocm")
 IMAGE_REPO = "beyond-tops"
@@ -450,14 +450,7 @@ def _write(lines: Sequence[str], sink: IO[str]) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m harness.container build|bench`: what `make image` and `make bench` call."""
     args = _parser().parse_args(argv)
-    try:
-        return int(args.func(args))
-    except HarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted; the run directory is marked INCOMPLETE", file=sys.stderr)
-        return 130
+    return run_reporting_errors(lambda: int(args.func(args)))
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 
 class HarnessError(Exception):
     """An error the user can fix; its message is one line that says how."""
@@ -37,3 +40,15 @@ class ResultError(HarnessError):
     """A result directory or file cannot be read or written."""
 
     exit_code = 6
+
+
+def run_reporting_errors(call: Callable[[], int]) -> int:
+    """Run a command's body; a HarnessError or Ctrl-C becomes one line and its exit code."""
+    try:
+        return call()
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted; the run directory is marked INCOMPLETE", file=sys.stderr)
+        return 130

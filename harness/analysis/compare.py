@@ -66,6 +66,23 @@ LATENCIES = tuple(
     )
     for p in ("p50", "p90", "p99")
 )
+ACCURACY = (
+    Metric(
+        key="accuracy.against_fp32.top1_agreement",
+        label="top-1 agreement with FP32",
+        unit="%",
+        higher_is_better=True,
+        scale=100.0,
+        spec=".2f",
+    ),
+    Metric(
+        key="accuracy.against_fp32.cosine_similarity",
+        label="cosine similarity with FP32",
+        unit="1",
+        higher_is_better=True,
+        spec=".6f",
+    ),
+)
 UTILIZATION = (
     Metric(
         key="utilization.achieved_tflops",
@@ -160,7 +177,9 @@ def compare(groups: Sequence[Group], *, alpha: float = 0.05) -> Comparison:
     if len(groups) < 2:
         raise ConfigError("compare needs at least two results, trials or sweep directories")
     results = [r for g in groups for r in g.results]
-    metrics = [THROUGHPUT, *LATENCIES, *telemetry_metrics(results), *UTILIZATION]
+    # Offline "latencies" are completion times within one big query, not a latency anyone sees.
+    latencies = LATENCIES if any(r.scenario == "SingleStream" for r in results) else ()
+    metrics = [THROUGHPUT, *latencies, *telemetry_metrics(results), *ACCURACY, *UTILIZATION]
     rows = [_row(m, groups, alpha) for m in metrics]
     problems, hardware, environment = _differences(groups)
     return Comparison(

@@ -216,6 +216,8 @@ def test_compare_takes_medians_ratios_and_welch_over_the_trials() -> None:
         "latency_ns.p90",
         "latency_ns.p99",
         "telemetry.sources.cpu-package-0.energy_per_inference_mj",
+        "accuracy.against_fp32.top1_agreement",
+        "accuracy.against_fp32.cosine_similarity",
         "utilization.achieved_tflops",
         "utilization.utilization",
     ]  # no samples/s/W row: SingleStream reports none, and rows without any value are left out
