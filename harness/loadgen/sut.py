@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import mlperf_loadgen as lg
 import numpy as np
@@ -79,7 +79,11 @@ class SampleStore:
 
 
 class _SUT:
-    """Shared failure handling: a failing inference completes what is left and stops work."""
+    """Shared failure handling: a failing inference completes what is left and stops work.
+
+    Both SUTs use LoadGen's "fast" issue callback, which hands over two lists of ints
+    (response ids and sample indices) instead of one QuerySample object per sample.
+    """
 
     def __init__(self, executor: Executor, store: SampleStore) -> None:
         self._executor = executor
@@ -95,60 +99,59 @@ class _SUT:
     def flush(self) -> None:
         """LoadGen's flush callback; nothing is buffered."""
 
-    def _abort(self, exc: BaseException, pending: Sequence[Any]) -> None:
+    def _abort(self, exc: BaseException, pending: Sequence[int]) -> None:
         if self.error is None:
             self.error = exc
-        lg.QuerySamplesComplete([lg.QuerySampleResponse(s.id, 0, 0) for s in pending])
+        lg.QuerySamplesComplete([lg.QuerySampleResponse(i, 0, 0) for i in pending])
 
 
 class SingleStreamSUT(_SUT):
     """Runs each one-sample query inline in LoadGen's issue thread: no hand-off, no queue."""
 
-    def issue(self, samples: Sequence[Any]) -> None:
-        """LoadGen's issue callback."""
+    def issue(self, ids: Sequence[int], indices: Sequence[int]) -> None:
+        """LoadGen's (fast) issue callback."""
         if self.error is not None:
-            self._abort(self.error, samples)
+            self._abort(self.error, ids)
             return
         done = 0
         try:
-            for sample in samples:
-                address, size = self._executor.run_single(self._store.row_of[sample.index])
-                lg.QuerySamplesComplete([lg.QuerySampleResponse(sample.id, address, size)])
+            for response_id, index in zip(ids, indices, strict=True):
+                address, size = self._executor.run_single(self._store.row_of[index])
+                lg.QuerySamplesComplete([lg.QuerySampleResponse(response_id, address, size)])
                 done += 1
                 self.completed += 1
         except Exception as exc:  # must not unwind into LoadGen's C++ thread
-            self._abort(exc, samples[done:])
+            self._abort(exc, ids[done:])
 
 
 class OfflineSUT(_SUT):
     """Runs Offline's one big query in fixed-size batches."""
 
-    def issue(self, samples: Sequence[Any]) -> None:
-        """LoadGen's issue callback: the whole query, answered batch by batch."""
+    def issue(self, ids: Sequence[int], indices: Sequence[int]) -> None:
+        """LoadGen's (fast) issue callback: the whole query, answered batch by batch."""
         if self.error is not None:
-            self._abort(self.error, samples)
+            self._abort(self.error, ids)
             return
         done = 0
         batch = self._executor.batch_size
         try:
-            for start in range(0, len(samples), batch):
+            for start in range(0, len(ids), batch):
                 if self.error is not None:
                     break
-                chunk = samples[start : start + batch]
-                self._run_batch(chunk)
-                done = start + len(chunk)
+                self._run_batch(ids[start : start + batch], indices[start : start + batch])
+                done = min(start + batch, len(ids))
                 self.completed = done
-            if done < len(samples):
-                self._abort(self.error or RuntimeError("stopped"), samples[done:])
+            if done < len(ids):
+                self._abort(self.error or RuntimeError("stopped"), ids[done:])
         except Exception as exc:  # must not unwind into LoadGen's C++ thread
-            self._abort(exc, samples[done:])
+            self._abort(exc, ids[done:])
 
-    def _run_batch(self, chunk: Sequence[Any]) -> None:
-        rows = [self._store.row_of[s.index] for s in chunk]
+    def _run_batch(self, ids: Sequence[int], indices: Sequence[int]) -> None:
+        rows = [self._store.row_of[i] for i in indices]
         base, stride = self._executor.run_batch(rows)
         lg.QuerySamplesComplete(
             [
-                lg.QuerySampleResponse(s.id, base + i * stride if base else 0, stride)
-                for i, s in enumerate(chunk)
+                lg.QuerySampleResponse(response_id, base + n * stride if base else 0, stride)
+                for n, response_id in enumerate(ids)
             ]
         )

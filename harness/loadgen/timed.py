@@ -81,7 +81,7 @@ def run_timed_test(
     finishes and writes its logs, and KeyboardInterrupt is raised here afterwards.
     """
     count = performance_sample_count(settings, plan)
-    handle_sut = lg.ConstructSUT(sut.issue, sut.flush)
+    handle_sut = lg.ConstructFastSUT(sut.issue, sut.flush)
     handle_qsl = lg.ConstructQSL(plan.total_sample_count, count, store.load, store.unload)
     log = lg.LogSettings()
     log.log_output.outdir = str(plan.out_dir)
@@ -115,7 +115,7 @@ def run_timed_test(
         gc.enable()
         if finished.is_set():  # never free what a running LoadGen still uses
             lg.DestroyQSL(handle_qsl)
-            lg.DestroySUT(handle_sut)
+            lg.DestroyFastSUT(handle_sut)
     if failures:
         raise RunError(f"{plan.out_dir}: LoadGen failed: {failures[0]}")
     return Window(start_ns=start, end_ns=end)
