@@ -23,7 +23,7 @@ from harness.files import atomic_write_text
 from harness.loadgen import conf as lgconf
 from harness.loadgen.sut import OfflineSUT, SampleStore, SingleStreamSUT
 from harness.loadgen.timed import TestPlan, load_settings, run_timed_test
-from harness.modelprep import PreparedModel, reference_outputs
+from harness.modelprep import PreparedModel, data_key, reference_outputs
 from harness.runtime.executors import DeviceExecutor, HostExecutor
 from harness.runtime.session import Session
 
@@ -86,7 +86,9 @@ def score(
     dtype = session.outputs[0].dtype
     shape = (len(entries[0][1]) // dtype.itemsize,)
     outputs = decode_outputs(entries, dtype=dtype, shape=shape)
-    reference = reference_outputs(prepared, source, sorted(outputs))
+    reference = reference_outputs(
+        prepared, source, sorted(outputs), data_key=data_key(job.scenario)
+    )
     flat = {k: np.asarray(v).reshape(-1) for k, v in reference.items()}
     labels = None
     if job.scenario.data.labels:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +14,7 @@ import numpy as np
 
 from harness.config import Scenario
 from harness.data import NpySource, SampleSource, SyntheticSource
+from harness.files import atomic_write_bytes
 from harness.models.calibration import draw_calibration
 from harness.models.precision import (
     check_precision_supported,
@@ -92,16 +96,37 @@ def sample_source(scenario: Scenario, session: Session) -> SampleSource:
 
 
 def reference_outputs(
-    prepared: PreparedModel, source: SampleSource, indices: Sequence[int]
+    prepared: PreparedModel, source: SampleSource, indices: Sequence[int], *, data_key: str
 ) -> dict[int, np.ndarray]:
-    """The FP32 source model's first output for each sample, one sample at a time."""
+    """The FP32 source model's first output per sample (batch 1), computed once and cached.
+
+    The cache key is (source model sha256, the data's identity, the sample indices), so a
+    precision sweep over the same data computes the FP32 reference once.
+    """
+    key = hashlib.sha256(
+        json.dumps([prepared.source.sha256, data_key, list(indices)]).encode()
+    ).hexdigest()[:24]
+    path = cache_root() / "references" / f"{key}.npz"
+    if path.is_file():
+        with np.load(path) as cached:
+            return {int(name): cached[name] for name in cached.files}
     session = prepared.reference
     feeds = {s.name: np.empty(s.shape, dtype=s.dtype) for s in session.inputs}
     outputs: dict[int, np.ndarray] = {}
     for index in indices:
         source.fill([index], feeds)
         outputs[index] = session.run(feeds)[0][0].copy()
+    buffer = io.BytesIO()
+    arrays: dict[str, Any] = {str(k): v for k, v in outputs.items()}
+    np.savez(buffer, **arrays)
+    atomic_write_bytes(path, buffer.getvalue())
     return outputs
+
+
+def data_key(scenario: Scenario) -> str:
+    """What identifies the QSL data a reference was computed on."""
+    data = scenario.data
+    return f"{data.source}:{data.dir}:{data.seed}:{data.total_sample_count}"
 
 
 def _source_path(scenario: Scenario, override: Path | None) -> Path:

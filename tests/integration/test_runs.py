@@ -254,3 +254,20 @@ def test_a_run_sized_too_small_by_warm_up_is_rerun_once(
     first = (run_dir / "attempt-1" / "mlperf_log_summary.txt").read_text()
     assert "Result is : INVALID" in first
     assert "Result is : VALID" in (run_dir / "mlperf_log_summary.txt").read_text()
+
+
+def test_fp32_reference_outputs_are_computed_once_and_cached(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("BEYOND_TOPS_CACHE", str(tmp_path / "cache"))
+    scenario = write_scenario(tmp_path / "s.yaml", TINY_SS)
+    blocks = []
+    for _ in range(2):
+        code, out, _ = run_cli(["run", str(scenario), "--out", str(tmp_path / "runs")], capsys)
+        assert code == 0
+        blocks.append(load(Path(out.strip().splitlines()[-1]))["accuracy"])
+    (cached,) = (tmp_path / "cache" / "references").glob("*.npz")
+    assert cached.stat().st_size > 0
+    assert blocks[0] == blocks[1]
+    assert blocks[0]["passed"] is True and blocks[0]["against_fp32"]["top1_agreement"] == 1.0
+    assert blocks[0]["samples"] == 64  # quick.accuracy_sample_count (64 samples in the data)
