@@ -151,9 +151,11 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 def render_trials(name: str, metric: str, stats: TrialStats) -> str:
     """One block of text: the trials' spread and its warnings."""
+    scale, unit = (1e-6, " ms") if metric.startswith("latency_ns") else (1.0, "")
     lines = [
-        f"{name}: {len(stats.values)} trials of {metric}: median {stats.median:,.6g}, "
-        f"best {stats.best:,.6g}, CoV {stats.cov * 100:.2f} %"
+        f"{name}: {len(stats.values)} trials of {metric.replace('latency_ns', 'latency')}: "
+        f"median {stats.median * scale:,.4g}{unit}, best {stats.best * scale:,.4g}{unit}, "
+        f"CoV {stats.cov * 100:.2f} %"
     ]
     lines += [f"  warning: {w}" for w in stats.warnings]
     return "\n".join(lines)

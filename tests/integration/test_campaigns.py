@@ -34,7 +34,7 @@ def test_trials_group_holds_each_run_and_their_statistics(
     ]
     assert data["stats"]["values"] == [float(v) for v in p90s]
     assert data["stats"]["best"] == min(p90s)  # lower latency is better
-    assert "2 trials of latency_ns.p90" in out
+    assert "2 trials of latency.p90: median " in out and " ms, best " in out
 
 
 def test_sweep_of_the_tiny_model_finds_a_saturation_point(
