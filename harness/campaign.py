@@ -45,9 +45,10 @@ class Job:
 class ChildRunError(RunError):
     """A run in a child process failed; carries its directory and the recorded cause."""
 
-    def __init__(self, message: str, cause: str) -> None:
+    def __init__(self, message: str, cause: str, exit_code: int = RunError.exit_code) -> None:
         super().__init__(message)
         self.cause = cause
+        self.exit_code = exit_code  # the child's own code: 4 for a missing device, ...
 
 
 def trials_count(job: Job, requested: int | None) -> int:
@@ -75,9 +76,14 @@ def run_trials(
         job.out_root, model=_model_name(job), scenario=f"{job.scenario.scenario}-trials"
     )
     runs: list[str] = []
-    for number in range(1, trials + 1):
-        run_dir = _child(job, group, f"trial-{number}", batch, stream)
-        runs.append(run_dir.name)
+    try:
+        for number in range(1, trials + 1):
+            run_dir = _child(job, group, f"trial-{number}", batch, stream)
+            runs.append(run_dir.name)
+    except ChildRunError:
+        if root is None and not any(group.iterdir()):
+            group.rmdir()  # nothing ran: leave no empty group behind
+        raise
     results = [load_result(group / name) for name in runs]
     metric, higher = _metric(job.scenario)
     stats = trial_stats(_values(results, metric), requested=trials, higher_is_better=higher)
@@ -214,7 +220,7 @@ def _failure(code: int, out: Path, name: str | None) -> ChildRunError:
     if name is not None and (out / name / INCOMPLETE_FILE).is_file():
         cause = (out / name / INCOMPLETE_FILE).read_text(encoding="utf-8").strip() + f" ({cause})"
     where = out / name if name else out
-    return ChildRunError(f"{where}: run failed: {cause}", cause)
+    return ChildRunError(f"{where}: run failed: {cause}", cause, code if code > 0 else 5)
 
 
 def _metric(scenario: Scenario) -> tuple[str, bool]:

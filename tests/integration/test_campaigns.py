@@ -79,3 +79,15 @@ def test_compare_two_trial_groups(tmp_path: Path, capsys: pytest.CaptureFixture[
     # Same model, settings, versions and profile: nothing makes this comparison unfair.
     assert "- nothing: same model, precision, scenario, LoadGen settings" in out
     assert (tmp_path / "cmp" / "compare.md").is_file()
+
+
+def test_trials_on_a_missing_device_fail_with_its_code_and_leave_nothing(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    scenario = write_scenario(tmp_path / "s.yaml", TINY_OFFLINE)
+    out = tmp_path / "runs"
+    code = main(["run", str(scenario), "--hw", "nvidia", "--trials", "2", "--out", str(out)])
+    err = capfd.readouterr().err  # the child's own error line reaches the terminal directly
+    assert code == 4  # the child's DeviceError code, not a generic failure
+    assert "TensorrtExecutionProvider is not available" in err
+    assert not out.exists() or not any(out.iterdir())
