@@ -21,10 +21,10 @@ from harness.data import SampleSource
 from harness.errors import RunError
 from harness.files import atomic_write_text
 from harness.loadgen import conf as lgconf
-from harness.loadgen.sut import OfflineSUT, SampleStore, SingleStreamSUT
+from harness.loadgen.sut import SampleStore, make_sut
 from harness.loadgen.timed import TestPlan, load_settings, run_timed_test
 from harness.modelprep import PreparedModel, data_key, reference_outputs
-from harness.runtime.executors import DeviceExecutor, HostExecutor
+from harness.runtime.executors import executor_for
 from harness.runtime.session import Session
 
 # What "passed" means without labels: agreement with the FP32 model on the same inputs.
@@ -55,13 +55,12 @@ def run_accuracy(
     out.mkdir()
     plan = _plan(job, out, source.total_count)
     settings = load_settings(plan)
-    executor = _executor(job.scenario, session)
-    store = SampleStore(source, session.inputs, executor)
-    sut: SingleStreamSUT | OfflineSUT = (
-        SingleStreamSUT(executor, store)
-        if job.scenario.scenario == "SingleStream"
-        else OfflineSUT(executor, store)
+    # Responses must carry the outputs here: copy them back, whatever the timed run did.
+    executor = executor_for(
+        session, io_binding=job.scenario.runtime.io_binding, include_host_copies=True
     )
+    store = SampleStore(source, session.inputs, executor)
+    sut = make_sut(job.scenario.scenario, executor, store)
     if progress is not None:
         progress.write("  accuracy pass (LoadGen AccuracyOnly)\n")
     run_timed_test(plan, settings, sut, store, progress=None)
@@ -136,10 +135,3 @@ def _plan(job: AccuracyJob, out: Path, total: int) -> TestPlan:
         out_dir=out,
         total_sample_count=total,
     )
-
-
-def _executor(scenario: Scenario, session: Session) -> HostExecutor | DeviceExecutor:
-    if session.target.is_gpu or scenario.runtime.io_binding:
-        # Responses must carry the outputs here: copy them back, whatever the timed run did.
-        return DeviceExecutor(session, include_host_copies=True)
-    return HostExecutor(session)

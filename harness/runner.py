@@ -30,14 +30,14 @@ from harness.loadgen.logparse import (
     latency_percentiles_ns,
     parse_detail_log,
 )
-from harness.loadgen.sut import Executor, OfflineSUT, SampleStore, SingleStreamSUT
+from harness.loadgen.sut import Executor, OfflineSUT, SampleStore, SingleStreamSUT, make_sut
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
 from harness.modelprep import PreparedModel, prepare, sample_source
 from harness.models.registry import cache_root
 from harness.models.validate import ModelInfo
 from harness.observe import Survey, TelemetryWindow, image_info, survey
 from harness.result import INCOMPLETE_FILE, RunResult, write_result
-from harness.runtime.executors import DeviceExecutor, HostExecutor
+from harness.runtime.executors import DeviceExecutor, HostExecutor, executor_for
 from harness.runtime.session import (
     Session,
     SessionRequest,
@@ -208,9 +208,9 @@ def _warm_up(
 
 def _executor(scenario: Scenario, session: Session) -> HostExecutor | DeviceExecutor:
     runtime = scenario.runtime
-    if session.target.is_gpu or runtime.io_binding:
-        return DeviceExecutor(session, include_host_copies=runtime.include_host_copies)
-    return HostExecutor(session)
+    return executor_for(
+        session, io_binding=runtime.io_binding, include_host_copies=runtime.include_host_copies
+    )
 
 
 def _placement_warnings(session: Session) -> list[str]:
@@ -333,9 +333,7 @@ def _set_aside(run_dir: Path, attempt: Path) -> None:
 def _make_sut(
     scenario: Scenario, executor: Executor, store: SampleStore
 ) -> SingleStreamSUT | OfflineSUT:
-    if scenario.scenario == "SingleStream":
-        return SingleStreamSUT(executor, store)
-    return OfflineSUT(executor, store)
+    return make_sut(scenario.scenario, executor, store)
 
 
 def _describe(error: BaseException) -> str:

@@ -8,6 +8,7 @@ from typing import Protocol
 import mlperf_loadgen as lg
 import numpy as np
 
+from harness.config import ScenarioName
 from harness.data import SampleSource, SampleSpec
 
 
@@ -155,3 +156,12 @@ class OfflineSUT(_SUT):
                 for n, response_id in enumerate(ids)
             ]
         )
+
+
+def make_sut(
+    scenario: ScenarioName, executor: Executor, store: SampleStore
+) -> SingleStreamSUT | OfflineSUT:
+    """The SUT for a LoadGen scenario."""
+    if scenario == "SingleStream":
+        return SingleStreamSUT(executor, store)
+    return OfflineSUT(executor, store)

@@ -161,6 +161,15 @@ class _DeviceGather:
         self._session.run_with_iobinding(self._binding)
 
 
+def executor_for(
+    session: Session, *, io_binding: bool, include_host_copies: bool
+) -> HostExecutor | DeviceExecutor:
+    """The device path (IO binding) on accelerators or when asked for, else plain `run`."""
+    if session.target.is_gpu or io_binding:
+        return DeviceExecutor(session, include_host_copies=include_host_copies)
+    return HostExecutor(session)
+
+
 def _pad(rows: Sequence[int], batch: int) -> list[int]:
     rows = list(rows)
     return rows + [rows[-1]] * (batch - len(rows))
