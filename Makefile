@@ -4,6 +4,7 @@
 HW      ?= cpu
 SUITE   ?= quick
 RUNNER  ?= $(if $(filter cpu,$(HW)),local,docker)
+PROVIDERS ?=
 PYTHON  ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
@@ -29,7 +30,7 @@ models: $(STAMP) ## generate the models the suite needs (cached by content hash)
 
 ifeq ($(RUNNER),local)
 BENCH_DEPS := models
-BENCH_CMD   = $(BIN)/harness bench $(SUITE) --hw $(HW)
+BENCH_CMD   = $(BIN)/harness bench $(SUITE) --hw $(HW) $(if $(PROVIDERS),--providers $(PROVIDERS))
 else
 BENCH_DEPS := $(STAMP)
 BENCH_CMD   = $(BIN)/python -m harness.container bench --hw $(HW) --suite $(SUITE)

@@ -124,6 +124,11 @@ def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> 
         help="run at these precisions instead of the scenario's, e.g. fp32,int8 (fp16, bf16)",
     )
     parser.add_argument(
+        "--providers",
+        help="run on this part of the target's provider chain, in its order, e.g. "
+        "CUDAExecutionProvider (CUDA without TensorRT); default: the whole chain",
+    )
+    parser.add_argument(
         "--trials",
         type=int,
         help="runs per configuration (default: scenario's trials, else 3 quick / 5 submission)",
@@ -236,6 +241,18 @@ def _job(
         scenario = _with_precision(scenario, precision, path)
     if getattr(args, "batch_size", None) is not None:
         scenario = _with_batch(scenario, args.batch_size, path)
+    extra: tuple[str, ...] = ("--precision", precision) if precision else ()
+    if getattr(args, "providers", None):
+        from harness.runtime.targets import get_target, selected_providers
+
+        names = tuple(p.strip() for p in str(args.providers).split(",") if p.strip())
+        try:
+            selected_providers(get_target(args.hw), names)
+        except ConfigError as exc:
+            raise ConfigError(f"--providers: {exc}") from None
+        runtime = dataclasses.replace(scenario.runtime, providers=names)
+        scenario = dataclasses.replace(scenario, runtime=runtime)
+        extra += ("--providers", ",".join(names))
     return Job(
         scenario_path=path,
         scenario=scenario,
@@ -244,7 +261,7 @@ def _job(
         out_root=args.out,
         model=model,
         strict=args.strict,
-        extra=("--precision", precision) if precision else (),
+        extra=extra,
     )
 
 

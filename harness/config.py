@@ -69,6 +69,9 @@ class RuntimeConfig:
     execution_mode: ExecutionMode = "sequential"
     allow_spinning: bool = True
     provider_options: Mapping[str, Mapping[str, OptionValue]] = field(default_factory=dict)
+    # A part of the target's provider chain, in its order (e.g. CUDA without TensorRT); empty:
+    # the whole chain.
+    providers: tuple[str, ...] = ()
     allow_cpu_fallback: bool = False
     include_host_copies: bool = False
     io_binding: bool = False
@@ -76,6 +79,8 @@ class RuntimeConfig:
     def __post_init__(self) -> None:
         if self.intra_op_threads < 0 or self.inter_op_threads < 0:
             raise ValueError("intra_op_threads/inter_op_threads: must be >= 0 (0 = default)")
+        if len(set(self.providers)) != len(self.providers):
+            raise ValueError(f"providers: names a provider twice: {list(self.providers)}")
 
 
 @dataclass(frozen=True, kw_only=True)

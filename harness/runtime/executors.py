@@ -10,7 +10,8 @@ import onnx
 import onnxruntime as ort
 from onnx import helper
 
-from harness.runtime.session import Session
+from harness.errors import ConfigError
+from harness.runtime.session import Session, create_helper_session
 
 Response = tuple[int, int]  # (address, bytes) handed to LoadGen
 
@@ -55,7 +56,8 @@ class DeviceExecutor:
 
     With `include_host_copies` every query copies its inputs to the device and its outputs
     back, as an application would (end-to-end timing); without, the timed path copies nothing
-    but the few bytes of batch indices, and responses carry no data.
+    but the few bytes of batch indices, and responses carry no data. Inputs are fixed device
+    buffers wherever CUDA graphs are on, since a replayed graph reads the addresses it recorded.
     """
 
     def __init__(self, session: Session, *, include_host_copies: bool) -> None:
@@ -69,7 +71,12 @@ class DeviceExecutor:
         self._host: Mapping[str, np.ndarray] = {}
         self._rows: dict[str, list[Any]] = {}
         self._gather: dict[str, _DeviceGather] = {}
+        self._gather_sessions: dict[tuple[str, tuple[int, ...]], Any] = {}
+        self._staging = {s.name: np.empty(s.shape, dtype=s.dtype) for s in session.inputs}
+        self._fixed: dict[str, Any] = {}
         self._bind_outputs()
+        if include_host_copies:
+            self._bind_fixed_inputs()
 
     def attach(self, arrays: Mapping[str, np.ndarray]) -> None:
         """Upload the loaded samples to the device once (this is untimed QSL load time)."""
@@ -77,24 +84,24 @@ class DeviceExecutor:
         self._rows, self._gather = {}, {}
         if self._copies or not arrays:  # nothing to upload (or an unload)
             return
-        if self.batch_size == 1:
+        if self.batch_size == 1 and not self._session.cuda_graphs:
             self._rows = {
                 name: [self._ortvalue(array[r : r + 1]) for r in range(len(array))]
                 for name, array in arrays.items()
             }
-        else:
-            self._gather = {
-                spec.name: _DeviceGather(self._session, spec.name, arrays[spec.name], self._device)
-                for spec in self._session.inputs
-            }
-            for name, gather in self._gather.items():
-                self._binding.bind_ortvalue_input(name, gather.output)
+            return
+        for spec in self._session.inputs:
+            gather = _DeviceGather(self._gather_session(arrays[spec.name]), arrays[spec.name], self)
+            self._binding.bind_ortvalue_input(spec.name, gather.output)
+            self._gather[spec.name] = gather
 
     def run_single(self, row: int) -> Response:
         """Infer one sample already on the device (or copied there when timing end to end)."""
+        if self._gather:
+            return self.run_batch([row])
         for name in self._host:
             if self._copies:
-                self._binding.bind_cpu_input(name, self._host[name][row : row + 1])
+                self._fixed[name].update_inplace(self._host[name][row : row + 1])
             else:
                 self._binding.bind_ortvalue_input(name, self._rows[name][row])
         return self._run(1)
@@ -102,10 +109,10 @@ class DeviceExecutor:
     def run_batch(self, rows: Sequence[int]) -> Response:
         """Gather a batch on the device and infer it."""
         if self._copies:
+            padded = _pad(rows, self.batch_size)
             for name, array in self._host.items():
-                self._binding.bind_cpu_input(
-                    name, np.take(array, _pad(rows, self.batch_size), axis=0)
-                )
+                np.take(array, padded, axis=0, out=self._staging[name])
+                self._fixed[name].update_inplace(self._staging[name])
         else:
             for gather in self._gather.values():
                 gather.run(rows)
@@ -119,6 +126,14 @@ class DeviceExecutor:
         self._keep = out
         return out.ctypes.data, out.nbytes // batch
 
+    def _bind_fixed_inputs(self) -> None:
+        for spec in self._session.inputs:
+            value = ort.OrtValue.ortvalue_from_shape_and_type(
+                list(spec.shape), spec.dtype.type, self._device, 0
+            )
+            self._binding.bind_ortvalue_input(spec.name, value)
+            self._fixed[spec.name] = value
+
     def _bind_outputs(self) -> None:
         for spec in self._session.outputs:
             if all(isinstance(d, int) for d in spec.shape):
@@ -126,8 +141,24 @@ class DeviceExecutor:
                     list(spec.shape), spec.dtype.type, self._device, 0
                 )
                 self._binding.bind_ortvalue_output(spec.name, value)
+            elif self._session.cuda_graphs:
+                raise ConfigError(
+                    f"CUDA graphs: output '{spec.name}' has shape {list(spec.shape)}, known only "
+                    "at run time, so it cannot live at a fixed address; name its dimensions "
+                    "in model.dims or turn CUDA graphs off"
+                )
             else:  # shape known only at run time: onnxruntime allocates on the device
                 self._binding.bind_output(spec.name, self._device, 0)
+
+    def _gather_session(self, samples: np.ndarray) -> Any:
+        """One helper session per sample tensor shape, built and warmed once (untimed)."""
+        key = (samples.dtype.str, tuple(samples.shape))
+        if key not in self._gather_sessions:
+            model = _gather_model(samples.dtype, samples.shape, self.batch_size)
+            self._gather_sessions[key] = create_helper_session(
+                self._session, model.SerializeToString()
+            )
+        return self._gather_sessions[key]
 
     def _ortvalue(self, array: np.ndarray) -> Any:
         return ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(array), self._device, 0)
@@ -136,14 +167,11 @@ class DeviceExecutor:
 class _DeviceGather:
     """Gathers batch rows from a device-resident sample tensor with a one-node ONNX graph."""
 
-    def __init__(self, session: Session, name: str, samples: np.ndarray, device: str) -> None:
-        batch = session.inputs[0].shape[0]
+    def __init__(self, session: Any, samples: np.ndarray, owner: DeviceExecutor) -> None:
+        batch, device = owner.batch_size, owner._device
         self._batch = batch
-        self._session = ort.InferenceSession(
-            _gather_model(samples.dtype).SerializeToString(),
-            providers=list(session.settings["requested_providers"]),
-        )
-        self._binding = self._session.io_binding()
+        self._session = session
+        self._binding = session.io_binding()
         self._samples = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(samples), device, 0)
         self._indices = ort.OrtValue.ortvalue_from_numpy(np.zeros(batch, dtype=np.int64), device, 0)
         shape = [batch, *samples.shape[1:]]
@@ -153,7 +181,9 @@ class _DeviceGather:
         self._binding.bind_ortvalue_input("samples", self._samples)
         self._binding.bind_ortvalue_input("indices", self._indices)
         self._binding.bind_ortvalue_output("batch", self.output)
-        del name
+        # Warm-up: the provider's first-run work (kernel selection, compilation) happens here,
+        # at load time, not inside LoadGen's timed window.
+        self._session.run_with_iobinding(self._binding)
 
     def run(self, rows: Sequence[int]) -> None:
         """Write the rows into the bound batch tensor (only the indices cross to the device)."""
@@ -175,15 +205,16 @@ def _pad(rows: Sequence[int], batch: int) -> list[int]:
     return rows + [rows[-1]] * (batch - len(rows))
 
 
-def _gather_model(dtype: np.dtype[Any]) -> onnx.ModelProto:
+def _gather_model(dtype: np.dtype[Any], shape: Sequence[int], batch: int) -> onnx.ModelProto:
+    # Concrete shapes: TensorRT and MIGraphX compile once, for exactly these shapes.
     elem = helper.np_dtype_to_tensor_dtype(dtype)
     graph = helper.make_graph(
         [helper.make_node("Gather", ["samples", "indices"], ["batch"], axis=0)],
         "device_gather",
         [
-            helper.make_tensor_value_info("samples", elem, None),
-            helper.make_tensor_value_info("indices", onnx.TensorProto.INT64, ["batch"]),
+            helper.make_tensor_value_info("samples", elem, list(shape)),
+            helper.make_tensor_value_info("indices", onnx.TensorProto.INT64, [batch]),
         ],
-        [helper.make_tensor_value_info("batch", elem, None)],
+        [helper.make_tensor_value_info("batch", elem, [batch, *shape[1:]])],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)

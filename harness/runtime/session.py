@@ -16,9 +16,18 @@ import onnxruntime as ort
 
 from harness.config import RuntimeConfig
 from harness.errors import ConfigError, DeviceError, ModelError
-from harness.runtime.targets import HardwareTarget, resolve_options
+from harness.runtime.targets import (
+    HardwareTarget,
+    ProviderSpec,
+    resolve_options,
+    selected_providers,
+)
 
 CPU_EP = "CPUExecutionProvider"
+TRT_EP = "TensorrtExecutionProvider"
+CUDA_EP = "CUDAExecutionProvider"
+Chain = tuple[tuple[str, dict[str, str]], ...]
+_TRUE = frozenset({"1", "true", "True", "TRUE"})
 _OPT_LEVELS = {
     "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,
     "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
@@ -76,17 +85,22 @@ class Session:
     def __init__(
         self,
         session: Any,
-        target: HardwareTarget,
+        request: SessionRequest,
+        chain: Chain,
         inputs: Sequence[TensorSpec],
         settings: Mapping[str, Any],
     ) -> None:
         self.ort_session = session
-        self.target = target
+        self.request = request
+        self.target = request.target
+        self.chain = chain
         self.inputs = tuple(inputs)
         self.outputs = tuple(_spec(o) for o in session.get_outputs())
         self.output_names = [o.name for o in self.outputs]
         self.providers = tuple(session.get_providers())
         self.settings = dict(settings)
+        # CUDA graphs replay recorded device addresses: executors must bind fixed buffers.
+        self.cuda_graphs = bool(settings.get("cuda_graphs"))
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> list[np.ndarray]:
         """One inference on host arrays; returns the outputs in model order."""
@@ -98,16 +112,16 @@ def create_session(request: SessionRequest) -> Session:
     target, runtime = request.target, request.runtime
     # onnxruntime's own usage telemetry is background work a benchmark does not want.
     ort.disable_telemetry_events()
-    _check_overrides(target, runtime)
-    _check_available(target)
-    chain = _provider_chain(request)
-    options = _session_options(runtime, request.dims)
-    if target.is_gpu and not runtime.allow_cpu_fallback:
-        # Nodes the accelerator cannot take must fail the session, not move to the CPU.
-        options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    specs = selected_providers(target, runtime.providers)
+    _check_overrides(target, specs, runtime)
+    _check_available(target, specs)
+    chain = _provider_chain(request, specs)
+    cuda_graphs = _check_cuda_graphs(specs, chain, runtime)
+    _make_directories(specs, chain)
+    options = _session_options(runtime, request.dims, ban_cpu=_bans_cpu(request))
     session = _create(request.model_path, options, chain, target)
     used = list(session.get_providers())
-    _check_used(target, runtime, used)
+    _check_used(target, specs, used)
     placement = _placement(request, chain) if target.is_gpu and runtime.allow_cpu_fallback else {}
     inputs = [_resolve(i) for i in session.get_inputs()]
     settings = {
@@ -120,9 +134,27 @@ def create_session(request: SessionRequest) -> Session:
         "provider_options": dict(session.get_provider_options()),
         "requested_providers": [name for name, _ in chain],
         "cpu_fallback_allowed": runtime.allow_cpu_fallback,
+        "cuda_graphs": cuda_graphs,
         "node_placement": placement,
     }
-    return Session(session, target, inputs, settings)
+    return Session(session, request, chain, inputs, settings)
+
+
+def create_helper_session(main: Session, model: bytes) -> Any:
+    """A small session beside `main` (the device gather): same options, same device, no CPU.
+
+    TensorRT is left out when CUDA follows it: a one-node helper gains nothing from an engine
+    build, which would cost seconds at every sample load. CUDA graphs are left out too: the
+    helper's own launches are few and its capture would only add memory.
+    """
+    request = main.request
+    chain = [
+        (name, {k: v for k, v in options.items() if k not in _graph_options(main.target)})
+        for name, options in main.chain
+        if not (name == TRT_EP and CUDA_EP in dict(main.chain))
+    ]
+    options = _session_options(request.runtime, {}, ban_cpu=_bans_cpu(request))
+    return _create_from(model, options, chain, main.target, where="device gather")
 
 
 def onnxruntime_version() -> str:
@@ -142,18 +174,21 @@ def onnxruntime_distributions() -> list[str]:
     return found
 
 
-def _check_overrides(target: HardwareTarget, runtime: RuntimeConfig) -> None:
-    unknown = sorted(set(runtime.provider_options) - set(target.provider_names))
+def _check_overrides(
+    target: HardwareTarget, specs: Sequence[ProviderSpec], runtime: RuntimeConfig
+) -> None:
+    names = [spec.name for spec in specs]
+    unknown = sorted(set(runtime.provider_options) - set(names))
     if unknown:
         raise ConfigError(
             f"runtime.provider_options.{unknown[0]}: HW={target.name} does not use this provider "
-            f"(it uses: {', '.join(target.provider_names)})"
+            f"here (it uses: {', '.join(names)})"
         )
 
 
-def _check_available(target: HardwareTarget) -> None:
+def _check_available(target: HardwareTarget, specs: Sequence[ProviderSpec]) -> None:
     available = ort.get_available_providers()
-    for name in target.provider_names:
+    for name in (spec.name for spec in specs):
         if name not in available:
             installed = ", ".join(onnxruntime_distributions()) or "no onnxruntime"
             raise DeviceError(
@@ -162,19 +197,76 @@ def _check_available(target: HardwareTarget) -> None:
             )
 
 
-def _provider_chain(request: SessionRequest) -> list[tuple[str, dict[str, str]]]:
+def _provider_chain(request: SessionRequest, specs: Sequence[ProviderSpec]) -> Chain:
     overrides = {
         provider: {k: str(v) for k, v in values.items()}
         for provider, values in request.runtime.provider_options.items()
     }
     cache = str(request.cache_dir)
-    chain = [(p.name, resolve_options(p, overrides, cache)) for p in request.target.providers]
+    chain = [(p.name, resolve_options(p, overrides, cache)) for p in specs]
     if request.target.is_gpu and request.runtime.allow_cpu_fallback:
         chain.append((CPU_EP, {}))
-    return chain
+    return tuple(chain)
 
 
-def _session_options(runtime: RuntimeConfig, dims: Mapping[str, int]) -> ort.SessionOptions:
+def _bans_cpu(request: SessionRequest) -> bool:
+    return request.target.is_gpu and not request.runtime.allow_cpu_fallback
+
+
+def _make_directories(specs: Sequence[ProviderSpec], chain: Chain) -> None:
+    """Create the cache directories providers write into but do not create themselves."""
+    options = dict(chain)
+    for spec in specs:
+        for key in spec.directory_options:
+            value = options[spec.name].get(key)
+            if not value:
+                continue
+            try:
+                Path(value).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(
+                    f"runtime.provider_options.{spec.name}.{key}: cannot create {value} "
+                    f"({exc.strerror}); point it at a writable directory"
+                ) from None
+
+
+def _graph_options(target: HardwareTarget) -> set[str]:
+    return {key for spec in target.providers for key in spec.cuda_graph_options}
+
+
+def _check_cuda_graphs(specs: Sequence[ProviderSpec], chain: Chain, runtime: RuntimeConfig) -> bool:
+    """CUDA graphs replay fixed kernels on fixed addresses: refuse them where that cannot hold.
+
+    onnxruntime captures a graph only when one provider holds every node. The executors
+    keep the other condition, fixed input and output buffers, when `Session.cuda_graphs`.
+    """
+    options = dict(chain)
+    names = [spec.name for spec in specs]
+    enabled = [
+        (spec.name, key)
+        for spec in specs
+        for key in spec.cuda_graph_options
+        if options[spec.name].get(key) in _TRUE
+    ]
+    for name, key in enabled:
+        where = f"runtime.provider_options.{name}.{key}"
+        if runtime.allow_cpu_fallback:
+            raise ConfigError(
+                f"{where}: CUDA graphs need every node on {name}, but "
+                "runtime.allow_cpu_fallback: true lets nodes run on the CPU; turn one off"
+            )
+        if names != [name]:
+            raise ConfigError(
+                f"{where}: CUDA graphs need every node on {name}, but the chain is "
+                f"{' then '.join(names)}, so nodes may land elsewhere; set "
+                f"runtime.providers: [{name}]"
+            )
+    return bool(enabled)
+
+
+def _session_options(
+    runtime: RuntimeConfig, dims: Mapping[str, int], *, ban_cpu: bool
+) -> ort.SessionOptions:
     options = ort.SessionOptions()
     options.graph_optimization_level = _OPT_LEVELS[runtime.graph_optimization_level]
     options.execution_mode = _MODES[runtime.execution_mode]
@@ -185,28 +277,40 @@ def _session_options(runtime: RuntimeConfig, dims: Mapping[str, int]) -> ort.Ses
     )
     for name, value in dims.items():
         options.add_free_dimension_override_by_name(name, value)
+    if ban_cpu:
+        # Nodes the accelerator cannot take must fail the session, not move to the CPU. This,
+        # not get_providers() (which always ends with the CPU provider), is the placement check.
+        options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
     options.log_severity_level = 3
     return options
 
 
 def _create(
-    model_path: Path,
+    model_path: Path, options: ort.SessionOptions, chain: Chain, target: HardwareTarget
+) -> Any:
+    return _create_from(str(model_path), options, chain, target, where=str(model_path))
+
+
+def _create_from(
+    model: str | bytes,
     options: ort.SessionOptions,
-    chain: list[tuple[str, dict[str, str]]],
+    chain: Sequence[tuple[str, dict[str, str]]],
     target: HardwareTarget,
+    *,
+    where: str,
 ) -> Any:
     try:
         # enable_fallback=0: onnxruntime's Python layer would otherwise retry on the CPU when a
         # provider fails at session creation, with nothing but a print to show for it.
         return ort.InferenceSession(
-            str(model_path), sess_options=options, providers=chain, enable_fallback=0
+            model, sess_options=options, providers=list(chain), enable_fallback=0
         )
     except Exception as exc:  # onnxruntime raises untyped errors; map them once, here
         text = str(exc).strip()
         first = text.splitlines()[0] if text else type(exc).__name__
         if target.is_gpu:
             raise DeviceError(_gpu_creation_message(target, first)) from None
-        raise ModelError(f"{model_path}: onnxruntime cannot load it: {first}") from None
+        raise ModelError(f"{where}: onnxruntime cannot load it: {first}") from None
 
 
 def _gpu_creation_message(target: HardwareTarget, first: str) -> str:
@@ -227,28 +331,30 @@ def _gpu_creation_message(target: HardwareTarget, first: str) -> str:
     )
 
 
-def _check_used(target: HardwareTarget, runtime: RuntimeConfig, used: list[str]) -> None:
-    missing = [name for name in target.provider_names if name not in used]
+def _check_used(target: HardwareTarget, specs: Sequence[ProviderSpec], used: list[str]) -> None:
+    """Every requested provider must have loaded.
+
+    onnxruntime appends the CPU provider to every session and lists it, so its presence says
+    nothing about placement; `session.disable_cpu_ep_fallback` (or the recorded placement
+    when fallback is allowed) is what judges where nodes run.
+    """
+    asked = [spec.name for spec in specs]
+    missing = [name for name in asked if name not in used]
     if missing:
         raise DeviceError(
-            f"HW={target.name}: asked for {list(target.provider_names)} but onnxruntime uses "
-            f"{used}; {missing[0]} did not load; fix: {target.install_hint}"
-        )
-    if target.is_gpu and CPU_EP in used and not runtime.allow_cpu_fallback:
-        raise DeviceError(
-            f"HW={target.name}: onnxruntime added {CPU_EP} to the session; set "
-            "runtime.allow_cpu_fallback: true to accept partial CPU placement"
+            f"HW={target.name}: asked for {asked} but onnxruntime uses {used}; "
+            f"{missing[0]} did not load; fix: {target.install_hint}"
         )
 
 
-def _placement(request: SessionRequest, chain: list[tuple[str, dict[str, str]]]) -> dict[str, int]:
+def _placement(request: SessionRequest, chain: Chain) -> dict[str, int]:
     """Count graph nodes per provider from one profiled inference in a probe session."""
     with tempfile.TemporaryDirectory() as tmp:
-        options = _session_options(request.runtime, request.dims)
+        options = _session_options(request.runtime, request.dims, ban_cpu=False)
         options.enable_profiling = True
         options.profile_file_prefix = str(Path(tmp) / "placement")
         probe = ort.InferenceSession(
-            str(request.model_path), sess_options=options, providers=chain, enable_fallback=0
+            str(request.model_path), sess_options=options, providers=list(chain), enable_fallback=0
         )
         specs = [_resolve(i) for i in probe.get_inputs()]
         feeds = {spec.name: np.zeros(spec.shape, dtype=spec.dtype) for spec in specs}

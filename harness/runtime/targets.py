@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.errors import DeviceError
+from harness.errors import ConfigError, DeviceError
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -14,6 +14,11 @@ class ProviderSpec:
 
     name: str
     options: Mapping[str, str] = field(default_factory=dict)
+    # Options whose values are directories the provider writes into but does not create
+    # (TensorRT makes one level at most and fails construction when the parent is missing).
+    directory_options: tuple[str, ...] = ()
+    # Options that switch CUDA graphs on: capture needs the conditions in session.py.
+    cuda_graph_options: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +72,8 @@ TARGETS: dict[str, HardwareTarget] = {
                     "trt_timing_cache_enable": "True",
                     "trt_timing_cache_path": "{cache}/tensorrt/timing",
                 },
+                directory_options=("trt_engine_cache_path", "trt_timing_cache_path"),
+                cuda_graph_options=("trt_cuda_graph_enable",),
             ),
             ProviderSpec(
                 name="CUDAExecutionProvider",
@@ -75,6 +82,7 @@ TARGETS: dict[str, HardwareTarget] = {
                     "cudnn_conv_algo_search": "EXHAUSTIVE",
                     "enable_cuda_graph": "0",
                 },
+                cuda_graph_options=("enable_cuda_graph",),
             ),
         ),
         device_type="cuda",
@@ -93,7 +101,10 @@ TARGETS: dict[str, HardwareTarget] = {
                     "device_id": "0",
                     "migraphx_fp16_enable": "0",
                     "migraphx_int8_enable": "0",
+                    # Without it every session (reference, main, device gather) recompiles.
+                    "migraphx_model_cache_dir": "{cache}/migraphx",
                 },
+                directory_options=("migraphx_model_cache_dir",),
             ),
         ),
         device_type="gpu",
@@ -116,3 +127,21 @@ def resolve_options(
     """Target defaults, then the scenario's overrides, with the cache path filled in."""
     merged = {**spec.options, **overrides.get(spec.name, {})}
     return {key: value.replace("{cache}", cache_dir) for key, value in merged.items()}
+
+
+def selected_providers(target: HardwareTarget, names: Sequence[str]) -> tuple[ProviderSpec, ...]:
+    """The target's chain, or the part of it that `runtime.providers` names, in chain order."""
+    if not names:
+        return target.providers
+    unknown = [name for name in names if name not in target.provider_names]
+    if unknown:
+        raise ConfigError(
+            f"runtime.providers: {unknown[0]} is not in HW={target.name}'s chain "
+            f"(allowed: {', '.join(target.provider_names)})"
+        )
+    order = [name for name in target.provider_names if name in names]
+    if list(names) != order:
+        raise ConfigError(
+            f"runtime.providers: {list(names)} must keep HW={target.name}'s order (use {order})"
+        )
+    return tuple(spec for spec in target.providers if spec.name in names)

@@ -149,3 +149,37 @@ def test_help_documents_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 0
     for code in ("0 ", "2 ", "3 ", "4 ", "5 ", "6 ", "130"):
         assert f"\n  {code}" in out
+
+
+@pytest.mark.parametrize(
+    ("providers", "fragment"),
+    [
+        ("ROCMExecutionProvider", "not in HW=nvidia's chain"),
+        ("CUDAExecutionProvider,TensorrtExecutionProvider", "must keep HW=nvidia's order"),
+    ],
+)
+def test_providers_outside_the_targets_chain(
+    scenario: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    providers: str,
+    fragment: str,
+) -> None:
+    out = tmp_path / "o"
+    args = ["run", str(scenario), "--hw", "nvidia", "--providers", providers, "--out", str(out)]
+    code, err = run_cli(args, capsys)
+    assert code == 2
+    assert_one_line_error(err, "--providers", fragment)
+    assert_nothing_written(out)
+
+
+def test_runtime_providers_in_a_scenario_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = TINY_SS + "runtime:\n  providers: [MIGraphXExecutionProvider]\n"
+    bad = write_scenario(tmp_path / "bad.yaml", text)
+    out = tmp_path / "o"
+    code, err = run_cli(["run", str(bad), "--hw", "nvidia", "--out", str(out)], capsys)
+    assert code == 2
+    assert_one_line_error(err, "runtime.providers", "MIGraphXExecutionProvider", "HW=nvidia")
+    assert_nothing_written(out)

@@ -199,7 +199,7 @@ def test_unknown_nested_key_is_dotted(tmp_path: Path) -> None:
             "runtime",
             "allow_cpu_fallback, allow_spinning, execution_mode, graph_optimization_level, "
             "include_host_copies, inter_op_threads, intra_op_threads, io_binding, "
-            "provider_options",
+            "provider_options, providers",
         ),
         ("data", "dir, labels, seed, source, total_sample_count"),
         ("warmup", "min_duration_ms, min_queries"),
@@ -524,3 +524,9 @@ def test_loaded_dataclasses_are_frozen(tmp_path: Path) -> None:
         suite.profile = "submission"  # type: ignore[misc]
     assert scenario.batch_size == 4
     assert scenario.model.zoo == "tiny"
+
+
+def test_runtime_providers_named_twice(tmp_path: Path) -> None:
+    path = _write(tmp_path, _with(runtime={"providers": ["CUDAExecutionProvider"] * 2}))
+    with pytest.raises(ConfigError, match=r"runtime\.providers: names a provider twice"):
+        load_scenario(path)

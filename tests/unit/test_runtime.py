@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import ctypes
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pytest
+from ort_fakes import CPU, FakeSession
 
 from harness.config import RuntimeConfig
 from harness.errors import ConfigError, DeviceError
@@ -21,51 +22,15 @@ from harness.models.registry import zoo_model_path
 from harness.runner import _placement_warnings
 from harness.runtime import session as session_mod
 from harness.runtime.executors import DeviceExecutor, HostExecutor
-from harness.runtime.session import SessionRequest, create_session, node_placement
+from harness.runtime.session import (
+    SessionRequest,
+    create_helper_session,
+    create_session,
+    node_placement,
+)
 from harness.runtime.targets import TARGETS, get_target
 
-GPU_EPS = ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"]
-
-
-@dataclass
-class Arg:
-    name: str
-    shape: list[Any]
-    type: str = "tensor(float)"
-
-
-class FakeSession:
-    """Stands in for onnxruntime.InferenceSession; records how it was built."""
-
-    built: ClassVar[list[FakeSession]] = []
-    fail_with: Exception | None = None
-    uses: list[str] | None = None
-    profile: Path | None = None
-
-    def __init__(self, path: str, sess_options: Any, providers: Any, enable_fallback: int) -> None:
-        self.path, self.options, self.chain = path, sess_options, list(providers)
-        self.enable_fallback = enable_fallback
-        FakeSession.built.append(self)
-        if FakeSession.fail_with is not None:
-            raise FakeSession.fail_with
-
-    def get_providers(self) -> list[str]:
-        return FakeSession.uses or [name for name, _ in self.chain]
-
-    def get_provider_options(self) -> dict[str, dict[str, str]]:
-        return {name: dict(options) for name, options in self.chain}
-
-    def get_inputs(self) -> list[Arg]:
-        return [Arg("input", [1, 3, 32, 32])]
-
-    def get_outputs(self) -> list[Arg]:
-        return [Arg("logits", [1, 10])]
-
-    def run(self, names: Any, feeds: Any) -> list[np.ndarray]:
-        return [np.zeros((1, 10), np.float32)]
-
-    def end_profiling(self) -> str:
-        return str(FakeSession.profile)
+GPU_EPS = ["TensorrtExecutionProvider", "CUDAExecutionProvider", CPU]
 
 
 @pytest.fixture
@@ -125,12 +90,12 @@ def test_scenario_provider_options_override_target_defaults(
 ) -> None:
     options = {
         "TensorrtExecutionProvider": {"trt_fp16_enable": True},
-        "CUDAExecutionProvider": {"enable_cuda_graph": 1},
+        "CUDAExecutionProvider": {"cudnn_conv_algo_search": "HEURISTIC"},
     }
     create_session(request("nvidia", tmp_path, provider_options=options))
     chain = dict(fake_ort.built[0].chain)
     assert chain["TensorrtExecutionProvider"]["trt_fp16_enable"] == "True"
-    assert chain["CUDAExecutionProvider"]["enable_cuda_graph"] == "1"
+    assert chain["CUDAExecutionProvider"]["cudnn_conv_algo_search"] == "HEURISTIC"
 
 
 def test_options_for_a_provider_the_target_does_not_use(
@@ -206,12 +171,119 @@ def test_fallback_3_allowed_records_placement_and_flags_the_result(
     assert "2 of 12 nodes ran on CPUExecutionProvider" in warning
 
 
-def test_cpu_ep_added_without_permission_is_refused(
+def test_the_always_appended_cpu_provider_is_not_a_fallback(
     fake_ort: type[FakeSession], tmp_path: Path
 ) -> None:
-    fake_ort.uses = ["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"]
-    with pytest.raises(DeviceError, match="added CPUExecutionProvider"):
-        create_session(request("nvidia", tmp_path))
+    # onnxruntime lists CPUExecutionProvider in every session; the placement ban judges nodes.
+    session = create_session(request("nvidia", tmp_path))
+    assert session.providers == (*GPU_EPS[:2], CPU)
+    assert config_entry(fake_ort.built[0], "session.disable_cpu_ep_fallback") == "1"
+
+
+def test_tensorrt_cache_directories_exist_before_the_session(
+    fake_ort: type[FakeSession], tmp_path: Path
+) -> None:
+    create_session(request("nvidia", tmp_path))
+    trt = dict(fake_ort.built[0].chain)["TensorrtExecutionProvider"]
+    assert Path(trt["trt_engine_cache_path"]).is_dir()
+    assert Path(trt["trt_timing_cache_path"]).is_dir()
+
+
+def test_migraphx_compiles_into_the_engine_cache(
+    fake_ort: type[FakeSession], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        session_mod.ort, "get_available_providers", lambda: ["MIGraphXExecutionProvider", CPU]
+    )
+    create_session(request("rocm", tmp_path))
+    migraphx = dict(fake_ort.built[0].chain)["MIGraphXExecutionProvider"]
+    assert migraphx["migraphx_model_cache_dir"] == f"{tmp_path}/engines/migraphx"
+    assert Path(migraphx["migraphx_model_cache_dir"]).is_dir()
+
+
+def test_an_unwritable_cache_directory_is_a_config_error(
+    fake_ort: type[FakeSession], tmp_path: Path
+) -> None:
+    (tmp_path / "file").write_text("")
+    options = {"TensorrtExecutionProvider": {"trt_engine_cache_path": str(tmp_path / "file/x")}}
+    with pytest.raises(ConfigError, match=r"TensorrtExecutionProvider\.trt_engine_cache_path"):
+        create_session(request("nvidia", tmp_path, provider_options=options))
+    assert fake_ort.built == []
+
+
+def test_runtime_providers_selects_cuda_alone(fake_ort: type[FakeSession], tmp_path: Path) -> None:
+    session = create_session(request("nvidia", tmp_path, providers=("CUDAExecutionProvider",)))
+    assert [name for name, _ in fake_ort.built[0].chain] == ["CUDAExecutionProvider"]
+    assert session.settings["requested_providers"] == ["CUDAExecutionProvider"]
+    assert not (tmp_path / "engines" / "tensorrt").exists()  # TensorRT is not in this chain
+
+
+@pytest.mark.parametrize(
+    ("providers", "message"),
+    [
+        (("ROCMExecutionProvider",), "not in HW=nvidia's chain"),
+        (("CUDAExecutionProvider", "TensorrtExecutionProvider"), "must keep HW=nvidia's order"),
+    ],
+)
+def test_runtime_providers_must_be_part_of_the_chain(
+    fake_ort: type[FakeSession], tmp_path: Path, providers: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        create_session(request("nvidia", tmp_path, providers=providers))
+
+
+def test_options_for_a_provider_left_out_of_the_chain(
+    fake_ort: type[FakeSession], tmp_path: Path
+) -> None:
+    options = {"TensorrtExecutionProvider": {"trt_fp16_enable": True}}
+    with pytest.raises(ConfigError, match="does not use this provider here"):
+        create_session(
+            request(
+                "nvidia", tmp_path, providers=("CUDAExecutionProvider",), provider_options=options
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    ("runtime", "message"),
+    [
+        (  # TensorRT first: nodes it takes never reach CUDA, so CUDA cannot capture them all
+            {"provider_options": {"CUDAExecutionProvider": {"enable_cuda_graph": 1}}},
+            r"chain is TensorrtExecutionProvider then CUDAExecutionProvider.*"
+            r"runtime\.providers: \[CUDAExecutionProvider\]",
+        ),
+        (  # CUDA behind TensorRT would take what TensorRT declines, outside its graphs
+            {"provider_options": {"TensorrtExecutionProvider": {"trt_cuda_graph_enable": "True"}}},
+            r"runtime\.providers: \[TensorrtExecutionProvider\]",
+        ),
+        (
+            {
+                "providers": ("CUDAExecutionProvider",),
+                "allow_cpu_fallback": True,
+                "provider_options": {"CUDAExecutionProvider": {"enable_cuda_graph": "1"}},
+            },
+            "allow_cpu_fallback: true lets nodes run on the CPU",
+        ),
+    ],
+)
+def test_cuda_graphs_are_refused_where_they_cannot_work(
+    fake_ort: type[FakeSession], tmp_path: Path, runtime: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        create_session(request("nvidia", tmp_path, **runtime))
+    assert fake_ort.built == []
+
+
+def test_cuda_graphs_on_a_single_provider_chain(
+    fake_ort: type[FakeSession], tmp_path: Path
+) -> None:
+    runtime = {
+        "providers": ("CUDAExecutionProvider",),
+        "provider_options": {"CUDAExecutionProvider": {"enable_cuda_graph": 1}},
+    }
+    session = create_session(request("nvidia", tmp_path, **runtime))
+    assert session.cuda_graphs and session.settings["cuda_graphs"] is True
+    assert not create_session(request("nvidia", tmp_path)).cuda_graphs
 
 
 def test_node_placement_from_a_real_profile(tmp_path: Path) -> None:
@@ -282,3 +354,74 @@ def test_device_gather_batches_on_the_device(tmp_path: Path) -> None:
     on_device = device._binding.copy_outputs_to_cpu()[0]
     np.testing.assert_allclose(on_device[:3].ravel(), read(base, stride * 3), rtol=1e-5)
     assert device.data_path == "device"
+
+
+def test_device_gather_session_has_concrete_shapes_is_warm_and_built_once(tmp_path: Path) -> None:
+    session = real_session(tmp_path, 4)
+    arrays = samples(10)
+    device = DeviceExecutor(session, include_host_copies=False)
+    device.attach(arrays)
+    gather = device._gather["input"]
+    shapes = {i.name: i.shape for i in gather._session.get_inputs()}
+    assert shapes == {"samples": [10, 3, 32, 32], "indices": [4]}
+    # Warmed at attach: the helper already ran once (rows 0) before any timed query.
+    np.testing.assert_array_equal(gather.output.numpy(), arrays["input"][[0, 0, 0, 0]])
+    device.attach({})
+    device.attach(arrays)  # a second load of the same size reuses the compiled helper
+    assert device._gather["input"]._session is gather._session
+    assert len(device._gather_sessions) == 1
+
+
+def test_device_gather_helper_takes_the_main_sessions_options(
+    fake_ort: type[FakeSession], tmp_path: Path
+) -> None:
+    main = create_session(request("nvidia", tmp_path, intra_op_threads=3))
+    create_helper_session(main, b"model")
+    helper = fake_ort.built[-1]
+    assert [name for name, _ in helper.chain] == ["CUDAExecutionProvider"]  # no engine build
+    assert dict(helper.chain)["CUDAExecutionProvider"]["cudnn_conv_algo_search"] == "EXHAUSTIVE"
+    assert config_entry(helper, "session.disable_cpu_ep_fallback") == "1"
+    assert helper.options.intra_op_num_threads == 3
+    assert helper.enable_fallback == 0
+
+
+class BindSpy:
+    """Wraps a real IOBinding and records every (re)binding made through it."""
+
+    def __init__(self, binding: Any) -> None:
+        self.binding, self.binds = binding, []
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("bind"):
+            self.binds.append(name)
+        return getattr(self.binding, name)
+
+
+@pytest.mark.parametrize(("graphs", "copies"), [(True, False), (True, True), (False, False)])
+def test_cuda_graph_sessions_never_rebind_in_the_timed_path(
+    tmp_path: Path, graphs: bool, copies: bool
+) -> None:
+    session = real_session(tmp_path, 1)
+    session.cuda_graphs = graphs
+    arrays = samples(5)
+    host, device = (
+        HostExecutor(real_session(tmp_path, 1)),
+        DeviceExecutor(session, include_host_copies=copies),
+    )
+    host.attach(arrays)
+    device.attach(arrays)
+    spy = device._binding = BindSpy(device._binding)
+    for row in (3, 0, 4):
+        device.run_single(row)
+        out = spy.binding.copy_outputs_to_cpu()[0]
+        np.testing.assert_allclose(out.ravel(), read(*host.run_single(row)), rtol=1e-5)
+    # A replayed CUDA graph reads the addresses it recorded: nothing may be bound anew.
+    assert (spy.binds == []) == graphs
+
+
+def test_cuda_graphs_refuse_outputs_without_a_fixed_shape(tmp_path: Path) -> None:
+    session = real_session(tmp_path, 1)
+    session.outputs = (replace(session.outputs[0], shape=("batch", 10)),)
+    session.cuda_graphs = True
+    with pytest.raises(ConfigError, match="cannot live at a fixed address"):
+        DeviceExecutor(session, include_host_copies=False)
