@@ -30,10 +30,17 @@ PULL_HINT = (
     "; the base image could not be pulled: `docker load` it from a machine that can reach "
     "its registry, or build on another base with --base-image"
 )
-NVIDIA_RUNTIME_FIX = (
-    "install the NVIDIA Container Toolkit and run `sudo nvidia-ctk runtime configure "
-    "--runtime=docker && sudo systemctl restart docker` (or use RUNNER=local)"
+NVIDIA_GPU_FIX = (
+    "install the NVIDIA Container Toolkit and restart Docker (`sudo nvidia-ctk runtime configure "
+    "--runtime=docker && sudo systemctl restart docker`: dockerd looks for "
+    "nvidia-container-runtime-hook only when it starts), or give Docker 25+ a CDI spec "
+    "(`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`), or use RUNNER=local"
 )
+NVIDIA_START_FIX = (
+    "check the host driver (`nvidia-smi`) and the NVIDIA Container Toolkit "
+    "(`nvidia-ctk --version`), or use RUNNER=local"
+)
+NO_DEVICE_DRIVER = "could not select device driver"  # moby's incompatibleDeviceRequest
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,17 +291,17 @@ def run_suite_in_container(
 ) -> tuple[int, list[Path]]:
     """Run `harness bench` in the image; returns its exit code and the host run directories."""
     client = client if client is not None else connect()
-    if run.hw == "nvidia":
-        check_nvidia_runtime(client)
+    devices = nvidia_devices(client, image) if run.hw == "nvidia" else device_kwargs(run.hw)
     results = run.results_dir.resolve()
     cache = (run.cache_dir or default_cache_dir()).resolve()
     results.mkdir(parents=True, exist_ok=True)
     cache.mkdir(parents=True, exist_ok=True)
     docker = _import_docker()
+    kwargs = run_kwargs(run, image, results, cache, devices=devices)
     try:
-        container = client.containers.run(image.id, **run_kwargs(run, image, results, cache))
+        container = client.containers.run(image.id, **kwargs)
     except docker.errors.ImageNotFound:
-        raise DeviceError(f"image {image.tag} ({image.id}) is gone; run `make image`") from None
+        raise _image_gone(image) from None
     except docker.errors.APIError as exc:
         raise _run_error(exc, run.hw) from None
     try:
@@ -310,8 +317,18 @@ def run_suite_in_container(
     return code, mapper.run_dirs
 
 
-def run_kwargs(run: SuiteRun, image: ImageRef, results: Path, cache: Path) -> dict[str, Any]:
-    """Everything `containers.run` gets besides the image: command, mounts, user, devices."""
+def run_kwargs(
+    run: SuiteRun,
+    image: ImageRef,
+    results: Path,
+    cache: Path,
+    *,
+    devices: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Everything `containers.run` gets besides the image: command, mounts, user, devices.
+
+    `devices` is what `nvidia_devices` found the daemon accepts; by default `device_kwargs`.
+    """
     command = ["harness", "bench", run.suite, "--hw", run.hw, "--out", str(CONTAINER_RUNS)]
     if run.profile:
         command += ["--profile", run.profile]
@@ -333,15 +350,22 @@ def run_kwargs(run: SuiteRun, image: ImageRef, results: Path, cache: Path) -> di
             str(cache): {"bind": str(CONTAINER_CACHE), "mode": "rw"},
         },
     }
-    kwargs.update(device_kwargs(run.hw))
+    kwargs.update(device_kwargs(run.hw) if devices is None else devices)
     return kwargs
 
 
-def device_kwargs(hw: str) -> dict[str, Any]:
-    """How each target reaches its accelerator from inside the container."""
+def device_kwargs(hw: str, *, cdi: bool = False) -> dict[str, Any]:
+    """How each target reaches its accelerator from inside the container.
+
+    nvidia: `--gpus all`, or with `cdi` the CDI device `nvidia.com/gpu=all`.
+    """
     if hw == "nvidia":
         docker = _import_docker()
-        return {"device_requests": [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]}
+        if cdi:  # `docker run --device nvidia.com/gpu=all`
+            request = docker.types.DeviceRequest(driver="cdi", device_ids=["nvidia.com/gpu=all"])
+        else:  # `docker run --gpus all`
+            request = docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
+        return {"device_requests": [request]}
     if hw == "rocm":
         missing = [path for path in ROCM_DEVICES if not os.path.exists(path)]
         if missing:
@@ -378,23 +402,83 @@ def default_cache_dir() -> Path:
     return Path(root) if root else Path.home() / ".cache" / "beyond-tops"
 
 
-def check_nvidia_runtime(client: Any) -> None:
-    """Fail with the fix when the daemon has no NVIDIA runtime to hand GPUs to containers."""
-    runtimes = client.info().get("Runtimes") or {}
-    if "nvidia" not in runtimes:
-        names = ", ".join(sorted(runtimes)) or "none"
-        raise DeviceError(
-            f"HW=nvidia: Docker has no NVIDIA container runtime (runtimes: {names}); "
-            + NVIDIA_RUNTIME_FIX
+def nvidia_devices(client: Any, image: ImageRef) -> dict[str, Any]:
+    """The device request with which this daemon gives containers the GPUs, asked of the daemon.
+
+    `--gpus all` needs the NVIDIA Container Toolkit's nvidia-container-runtime-hook on dockerd's
+    PATH, not a registered `nvidia` runtime: a registered runtime (the toolkit is installed) is a
+    fast yes, anything else is settled by starting a trivial container of `image` with the
+    bench's own request. CDI (`nvidia.com/gpu=all`), where the daemon has CDI spec dirs, is the
+    second try. Raises a DeviceError with the fix when the daemon gives no GPU either way.
+    """
+    info = client.info()
+    gpus = device_kwargs("nvidia")
+    if "nvidia" in (info.get("Runtimes") or {}):
+        return gpus
+    refusal = _refusal(client, image, gpus)
+    if refusal is None:
+        return gpus
+    if info.get("CDISpecDirs"):
+        cdi = device_kwargs("nvidia", cdi=True)
+        if _refusal(client, image, cdi) is None:
+            return cdi
+    raise _gpu_error(refusal, info)
+
+
+def _refusal(client: Any, image: ImageRef, devices: Mapping[str, Any]) -> str | None:
+    """None when the daemon starts a container with these devices, else the daemon's error."""
+    docker = _import_docker()
+    try:
+        probe = client.containers.create(image.id, command=["true"], **devices)
+    except docker.errors.ImageNotFound:
+        raise _image_gone(image) from None
+    except docker.errors.APIError as exc:
+        return _explain(exc)
+    try:
+        probe.start()  # the daemon picks a device driver, and the toolkit's hook runs, only here
+    except docker.errors.APIError as exc:
+        return _explain(exc)
+    finally:
+        probe.remove(force=True)
+    return None
+
+
+def docker_cli_flags(devices: Mapping[str, Any]) -> list[str]:
+    """The `docker run` flags that ask for the same devices, for scripts that use the CLI."""
+    flags = []
+    for request in devices.get("device_requests", []):
+        if request["Driver"] == "cdi":
+            flags += [f"--device={name}" for name in request["DeviceIDs"]]
+        else:
+            flags.append("--gpus=all")
+    return flags
+
+
+def _gpu_error(text: str, info: Mapping[str, Any] | None = None) -> DeviceError:
+    if NO_DEVICE_DRIVER not in text:
+        return DeviceError(
+            f"HW=nvidia: Docker could not start a container with the GPUs ({text}); "
+            + NVIDIA_START_FIX
         )
+    seen = ""
+    if info is not None:
+        runtimes = ", ".join(sorted(info.get("Runtimes") or {})) or "none"
+        cdi = ", ".join(info.get("CDISpecDirs") or []) or "none"
+        seen = f"; runtimes: {runtimes}; CDI spec dirs: {cdi}"
+    return DeviceError(
+        "HW=nvidia: Docker cannot give containers the GPUs: the daemon has no GPU device driver "
+        f"({text}{seen}); " + NVIDIA_GPU_FIX
+    )
+
+
+def _image_gone(image: ImageRef) -> DeviceError:
+    return DeviceError(f"image {image.tag} ({image.id}) is gone; run `make image`")
 
 
 def _run_error(exc: BaseException, hw: str) -> DeviceError:
     text = _explain(exc)
-    if "could not select device driver" in text:
-        return DeviceError(
-            f"HW={hw}: Docker could not give the container a GPU ({text}); " + NVIDIA_RUNTIME_FIX
-        )
+    if hw == "nvidia" and ("nvidia-container-cli" in text or NO_DEVICE_DRIVER in text):
+        return _gpu_error(text)
     return DeviceError(f"docker could not start the {hw} container: {text}")
 
 
@@ -466,6 +550,11 @@ def _parser() -> argparse.ArgumentParser:
     ensure.set_defaults(func=_ensure)
     digest = verbs.add_parser("source-digest", help="sha256 of the harness wheel's sources")
     digest.set_defaults(func=_print_source_digest)
+    gpus = verbs.add_parser(
+        "gpus", help="check that Docker gives containers the GPUs; print the `docker run` flags"
+    )
+    gpus.add_argument("--image", help="image to probe with (default: this commit's nvidia image)")
+    gpus.set_defaults(func=_gpus)
     bench = verbs.add_parser("bench", help="run a suite inside the image (built if missing)")
     bench.add_argument("--hw", choices=HW_TARGETS, default="cpu")
     bench.add_argument("--suite", default="quick")
@@ -491,6 +580,16 @@ def _print_source_digest(args: argparse.Namespace) -> int:
 def _ensure(args: argparse.Namespace) -> int:
     image = ensure_image(args.hw, progress=sys.stderr)
     print(f"{image.id} {image.tag}")
+    return 0
+
+
+def _gpus(args: argparse.Namespace) -> int:
+    client = connect()
+    if args.image:
+        image = _named_image(client, args.image)
+    else:
+        image = ensure_image("nvidia", client=client, progress=sys.stderr)
+    print(" ".join(docker_cli_flags(nvidia_devices(client, image))))
     return 0
 
 

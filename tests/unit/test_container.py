@@ -16,6 +16,8 @@ from pytest_mock import MockerFixture
 import docker
 from harness import container as hc
 from harness.errors import DeviceError
+from harness.models import registry
+from harness.runtime.targets import TARGETS, resolve_options
 
 IMAGE_ID = "sha256:" + "ab" * 32
 
@@ -262,26 +264,154 @@ def test_interrupt_stops_the_run_cleanly(
     container.remove.assert_called_once_with(force=True)
 
 
-def test_missing_nvidia_runtime_is_its_own_error(client: Any, tmp_path: Path) -> None:
-    client.info.return_value = {"Runtimes": {"runc": {}, "io.containerd.runc.v2": {}}}
+NO_DRIVER = 'could not select device driver "" with capabilities: [[gpu]]'
+
+
+def nvidia_host(
+    client: Any, mocker: MockerFixture, *, refuse: dict[str, str], cdi_dirs: list[str]
+) -> Any:
+    """A daemon without a registered nvidia runtime whose start answers per device driver."""
+    client.info.return_value = {"Runtimes": {"runc": {}}, "CDISpecDirs": cdi_dirs}
+    probes: list[Any] = []
+
+    def create(image: str, command: list[str], **kwargs: Any) -> Any:
+        (request,) = kwargs["device_requests"]
+        probe = mocker.create_autospec(Container, instance=True)
+        if request["Driver"] in refuse:
+            probe.start.side_effect = docker.errors.APIError(
+                "500 Server Error", explanation=refuse[request["Driver"]]
+            )
+        probes.append(probe)
+        return probe
+
+    client.containers.create.side_effect = create
+    return probes
+
+
+def run_nvidia(client: Any, tmp_path: Path) -> tuple[int, list[Path]]:
+    return hc.run_suite_in_container(hc.SuiteRun(hw="nvidia", results_dir=tmp_path),
+                                     image_ref(), client=client)  # fmt: skip
+
+
+def test_a_registered_nvidia_runtime_needs_no_probe(
+    client: Any, mocker: MockerFixture, tmp_path: Path
+) -> None:
+    started(client, mocker, [])
+    run_nvidia(client, tmp_path)
+    client.containers.create.assert_not_called()
+    assert client.containers.run.call_args.kwargs["device_requests"] == [
+        docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
+    ]
+
+
+def test_the_toolkit_hook_without_an_nvidia_runtime_is_enough(
+    client: Any, mocker: MockerFixture, tmp_path: Path
+) -> None:
+    """`--gpus` needs nvidia-container-runtime-hook on dockerd's PATH, not a runtime entry."""
+    probes = nvidia_host(client, mocker, refuse={}, cdi_dirs=[])
+    started(client, mocker, [])
+    run_nvidia(client, tmp_path)
+    (probe,) = probes
+    probed = client.containers.create.call_args
+    assert probed.args == (IMAGE_ID,)
+    assert probed.kwargs["device_requests"] == hc.device_kwargs("nvidia")["device_requests"]
+    probe.start.assert_called_once_with()
+    probe.remove.assert_called_once_with(force=True)
+    assert (
+        client.containers.run.call_args.kwargs["device_requests"]
+        == probed.kwargs["device_requests"]
+    )
+
+
+def test_a_daemon_without_a_gpu_driver_is_one_clear_error(
+    client: Any, mocker: MockerFixture, tmp_path: Path
+) -> None:
+    probes = nvidia_host(client, mocker, refuse={"": NO_DRIVER}, cdi_dirs=[])
     with pytest.raises(DeviceError) as err:
-        hc.run_suite_in_container(hc.SuiteRun(hw="nvidia", results_dir=tmp_path), image_ref(),
-                                  client=client)  # fmt: skip
-    assert "no NVIDIA container runtime (runtimes: io.containerd.runc.v2, runc)" in str(err.value)
-    assert "nvidia-ctk runtime configure" in str(err.value)
+        run_nvidia(client, tmp_path)
+    message = str(err.value)
+    assert message.startswith("HW=nvidia: Docker cannot give containers the GPUs")
+    assert NO_DRIVER in message and "runtimes: runc; CDI spec dirs: none" in message
+    assert "nvidia-container-runtime-hook" in message and "nvidia-ctk cdi generate" in message
+    assert "\n" not in message
+    probes[0].remove.assert_called_once_with(force=True)
     client.containers.run.assert_not_called()
 
 
-def test_could_not_select_device_driver_names_the_fix(client: Any, tmp_path: Path) -> None:
+def test_cdi_is_used_where_gpus_is_refused(
+    client: Any, mocker: MockerFixture, tmp_path: Path
+) -> None:
+    probes = nvidia_host(client, mocker, refuse={"": NO_DRIVER}, cdi_dirs=["/etc/cdi"])
+    started(client, mocker, [])
+    run_nvidia(client, tmp_path)
+    assert len(probes) == 2
+    (request,) = client.containers.run.call_args.kwargs["device_requests"]
+    assert request == docker.types.DeviceRequest(driver="cdi", device_ids=["nvidia.com/gpu=all"])
+    assert hc.docker_cli_flags({"device_requests": [request]}) == ["--device=nvidia.com/gpu=all"]
+
+
+def test_neither_gpus_nor_cdi_reports_the_gpus_refusal(
+    client: Any, mocker: MockerFixture, tmp_path: Path
+) -> None:
+    unresolvable = "CDI device injection failed: unresolvable CDI devices nvidia.com/gpu=all"
+    nvidia_host(client, mocker, refuse={"": NO_DRIVER, "cdi": unresolvable}, cdi_dirs=["/etc/cdi"])
+    with pytest.raises(DeviceError, match=r"no GPU device driver .*CDI spec dirs: /etc/cdi\)"):
+        run_nvidia(client, tmp_path)
+    client.containers.run.assert_not_called()
+
+
+def test_a_driver_found_but_failing_says_to_check_the_driver(
+    client: Any, mocker: MockerFixture, tmp_path: Path
+) -> None:
+    failure = (
+        "failed to create task for container: OCI runtime create failed: nvidia-container-cli: "
+        "initialization error: nvml error: driver not loaded"
+    )
+    nvidia_host(client, mocker, refuse={"": failure}, cdi_dirs=[])
+    with pytest.raises(DeviceError) as err:
+        run_nvidia(client, tmp_path)
+    assert "could not start a container with the GPUs" in str(err.value)
+    assert "driver not loaded" in str(err.value) and "`nvidia-smi`" in str(err.value)
+
+
+def test_a_probe_of_a_removed_image_says_so(client: Any, tmp_path: Path) -> None:
+    client.info.return_value = {"Runtimes": {"runc": {}}}
+    client.containers.create.side_effect = docker.errors.ImageNotFound("no such image")
+    with pytest.raises(DeviceError, match=r"is gone; run `make image`"):
+        run_nvidia(client, tmp_path)
+
+
+def test_could_not_select_device_driver_at_run_names_the_fix(client: Any, tmp_path: Path) -> None:
     client.containers.run.side_effect = docker.errors.APIError(
-        "500 Server Error",
-        explanation='could not select device driver "" with capabilities: [[gpu]]',
+        "500 Server Error", explanation=NO_DRIVER
     )
     with pytest.raises(DeviceError) as err:
-        hc.run_suite_in_container(hc.SuiteRun(hw="nvidia", results_dir=tmp_path), image_ref(),
-                                  client=client)  # fmt: skip
-    assert "could not give the container a GPU" in str(err.value)
+        run_nvidia(client, tmp_path)
+    assert "Docker cannot give containers the GPUs" in str(err.value)
     assert "nvidia-ctk runtime configure" in str(err.value)
+
+
+def test_gpus_flags_for_the_docker_cli() -> None:
+    assert hc.docker_cli_flags(hc.device_kwargs("nvidia")) == ["--gpus=all"]
+    assert hc.docker_cli_flags(hc.device_kwargs("cpu")) == []
+
+
+def test_the_cache_root_is_mounted_where_the_harness_looks(
+    tmp_path: Path, mocker: MockerFixture
+) -> None:
+    """Compiled engines (TensorRT, MIGraphX) live under the cache root, so on the host volume."""
+    mocker.patch.object(hc.os.path, "exists", return_value=True)
+    mocker.patch.object(hc, "rocm_groups", return_value=[])
+    kwargs = hc.run_kwargs(hc.SuiteRun(hw="rocm"), image_ref(), tmp_path / "r", tmp_path / "c")
+    assert kwargs["volumes"][str(tmp_path / "c")]["bind"] == str(hc.CONTAINER_CACHE)
+    mocker.patch.dict(os.environ, {"BEYOND_TOPS_CACHE": kwargs["environment"]["BEYOND_TOPS_CACHE"]})
+    root = registry.cache_root()
+    assert root == Path(hc.CONTAINER_CACHE)
+    for target in (TARGETS["rocm"], TARGETS["nvidia"]):
+        for spec in target.providers:
+            for key, value in resolve_options(spec, {}, str(root / "engines")).items():
+                if "{cache}" in spec.options[key]:
+                    assert Path(value).is_relative_to(root), (target.name, key, value)
 
 
 # ---- connecting ----
@@ -350,3 +480,13 @@ def test_cli_prints_one_error_line_and_exits_4(
     assert hc.main(["bench", "--hw", "cpu"]) == 4
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith("error: the `docker` Python package is missing")
+
+
+def test_cli_gpus_prints_the_docker_run_flags_the_daemon_accepted(
+    client: Any, mocker: MockerFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nvidia_host(client, mocker, refuse={"": NO_DRIVER}, cdi_dirs=["/etc/cdi"])
+    mocker.patch.object(hc, "connect", return_value=client)
+    assert hc.main(["gpus", "--image", "beyond-tops/nvidia:t"]) == 0
+    assert capsys.readouterr().out == "--device=nvidia.com/gpu=all\n"
+    assert client.containers.create.call_args.args == (IMAGE_ID,)

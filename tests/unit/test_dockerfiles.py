@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -211,3 +213,73 @@ def test_lock_satisfies_pyproject(hw: str) -> None:
             f"{hw}: {name}=={locked[name]} is outside {req.specifier}; "
             f"run `python scripts/lock.py {hw}`"
         )
+
+
+# ---- the nvidia image's provider-library check, run against a stub ldd ----
+
+CHECK = REPO / "docker" / "nvidia" / "check-providers.sh"
+PROVIDERS = ("shared", "cuda", "tensorrt")
+RESOLVED = "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f0000000000)\n"
+
+
+def run_check(
+    tmp_path: Path, ldd_output: dict[str, str], absent: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """Run the check on a fake capi directory; each fake library holds what ldd says of it."""
+    capi = tmp_path / "onnxruntime" / "capi"
+    capi.mkdir(parents=True)
+    for name in PROVIDERS:
+        if name not in absent:
+            text = RESOLVED + ldd_output.get(name, "")
+            (capi / f"libonnxruntime_providers_{name}.so").write_text(text)
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    (stubs / "ldd").write_text('#!/bin/sh\ncat "$1"\n')
+    (stubs / "ldd").chmod(0o755)
+    env = {**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"}
+    return subprocess.run(
+        ["sh", str(CHECK), str(capi)], env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_the_nvidia_build_runs_the_provider_check() -> None:
+    steps = instructions(dockerfile("nvidia"))
+    copies = [i.args for i in steps if i.keyword == "COPY" and "check-providers.sh" in i.args]
+    assert copies == ["docker/nvidia/check-providers.sh /usr/local/bin/check-onnxruntime-providers"]
+    runs = [i.args for i in steps if i.keyword == "RUN"]
+    assert "sh /usr/local/bin/check-onnxruntime-providers" in runs
+    assert not any("ldconfig -p" in run for run in runs), "the base is not what the providers load"
+
+
+def test_provider_check_passes_when_every_library_resolves(tmp_path: Path) -> None:
+    done = run_check(tmp_path, {})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("every library found") == 3
+
+
+def test_provider_check_names_what_each_provider_misses(tmp_path: Path) -> None:
+    trt = "\tlibnvinfer.so.10 => not found\n\tlibnvonnxparser.so.10 => not found\n"
+    cuda = "\tlibcudnn.so.9 => not found\n\tlibcudart.so.13 => /usr/local/cuda/lib64/x\n"
+    done = run_check(tmp_path, {"tensorrt": trt + "\tlibcudnn.so.9 => not found\n", "cuda": cuda})
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    lacks = "cannot load, not found:"
+    assert f"libonnxruntime_providers_cuda.so {lacks} libcudnn.so.9" in lines
+    assert (
+        f"libonnxruntime_providers_tensorrt.so {lacks} "
+        "libcudnn.so.9 libnvinfer.so.10 libnvonnxparser.so.10"
+    ) in lines
+    assert lines[-1].split("not found: ")[1].split() == [
+        "libcudnn.so.9", "libnvinfer.so.10", "libnvonnxparser.so.10"
+    ]  # fmt: skip
+
+
+def test_provider_check_leaves_the_host_driver_to_the_toolkit(tmp_path: Path) -> None:
+    done = run_check(tmp_path, {"cuda": "\tlibcuda.so.1 => not found\n"})
+    assert done.returncode == 0, done.stdout
+
+
+def test_provider_check_fails_without_the_provider_libraries(tmp_path: Path) -> None:
+    done = run_check(tmp_path, {}, absent=("tensorrt",))
+    assert done.returncode == 1
+    assert "libonnxruntime_providers_tensorrt.so: no such file" in done.stdout
