@@ -9,6 +9,7 @@ from typing import Any
 
 from harness.errors import RunError
 from harness.fingerprint.fingerprint import Fingerprint
+from harness.fingerprint.own_process import OwnProcess, own_process
 from harness.fingerprint.probe import Probe
 
 DEFAULT_LOAD_THRESHOLD = 0.5  # of the usable CPUs busy over the last minute
@@ -18,6 +19,8 @@ TURBO_OFF = {
     "/sys/devices/system/cpu/cpufreq/boost": "0",
     "/sys/devices/system/cpu/cpu0/cpufreq/boost": "0",
 }
+# Where the throttle reasons are shown in full, by the inventory's "vendor".
+THROTTLE_TOOLS = {"nvidia": "nvidia-smi -q -d PERFORMANCE", "amd": "amd-smi metric --throttle"}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,18 +48,27 @@ def preflight(
     root: Path = Path("/"),
     profile: str = "quick",
     load_threshold: float = DEFAULT_LOAD_THRESHOLD,
+    pid: int | None = None,
 ) -> list[PreflightWarning]:
-    """Every warning for a run on the machine `fp` describes, in a fixed order."""
+    """Every warning for a run on the machine `fp` describes, in a fixed order.
+
+    `pid` is the harness's process (default: this one), whose own GPU context is no
+    "other process".
+    """
     cpu, memory = fp.section("cpu"), fp.section("memory")
+    probe = Probe(root)
     found = [
         _governor(cpu),
         _turbo(cpu),
-        _load(Probe(root), cpu, load_threshold),
+        _load(probe, cpu, load_threshold),
         _cgroup_quota(cpu),
         _swap(memory),
     ]
+    me = own_process(probe, pid)
     for index, gpu in enumerate(fp.gpus):
-        found.extend(check(gpu, _gpu_label(gpu, index)) for check in GPU_CHECKS)
+        label = _gpu_label(gpu, index)
+        found.append(_gpu_processes(gpu, label, me))
+        found.extend(check(gpu, label) for check in GPU_CHECKS)
     if profile == "quick":
         found.append(
             PreflightWarning(
@@ -147,17 +159,46 @@ def _gpu_label(gpu: Mapping[str, Any], position: int) -> str:
     return f"GPU {index} ({name})" if name else f"GPU {index}"
 
 
-def _gpu_processes(gpu: Mapping[str, Any], label: str) -> PreflightWarning | None:
-    processes = gpu.get("processes") or []
-    if not processes:
+def _gpu_processes(gpu: Mapping[str, Any], label: str, me: OwnProcess) -> PreflightWarning | None:
+    """Processes on the GPU other than this harness.
+
+    In a container the driver's PIDs are host PIDs that this process cannot map to itself;
+    then, if a GPU runtime is up here, one of them may be the harness (a session from an
+    earlier run in this process): a lone one is not flagged, more are, with that caveat.
+    """
+    listed = _distinct(gpu.get("processes") or [])
+    others = [p for p in listed if _pid(p) not in me.pids]
+    maybe_me = not me.host_pids and me.gpu_runtime and len(others) == len(listed)
+    if len(others) <= (1 if maybe_me else 0):
         return None
-    shown = ", ".join(_process_text(p) for p in processes[:3])
-    more = f" and {len(processes) - 3} more" if len(processes) > 3 else ""
+    shown = ", ".join(_process_text(p) for p in others[:3])
+    more = f" and {len(others) - 3} more" if len(others) > 3 else ""
+    count = f"{len(others) - 1} or {len(others)}" if maybe_me else f"{len(others)}"
+    note = "" if me.host_pids else "; host PIDs"
+    note += ", one of them maybe this harness" if maybe_me else ""
     return PreflightWarning(
         code="gpu_processes",
-        message=f"{label} runs {len(processes)} other process(es) ({shown}{more}): stop them "
+        message=f"{label} runs {count} other process(es) ({shown}{more}{note}): stop them "
         "or pick another GPU with CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES",
     )
+
+
+def _distinct(processes: Sequence[Any]) -> list[Any]:
+    """One entry per PID: NVML lists a process with compute and graphics work twice."""
+    seen: set[int] = set()
+    kept = []
+    for process in processes:
+        pid = _pid(process)
+        if pid is None or pid not in seen:
+            kept.append(process)
+        if pid is not None:
+            seen.add(pid)
+    return kept
+
+
+def _pid(process: Any) -> int | None:
+    pid = process.get("pid") if isinstance(process, Mapping) else None
+    return pid if isinstance(pid, int) and not isinstance(pid, bool) else None
 
 
 def _process_text(process: Any) -> str:
@@ -173,10 +214,11 @@ def _gpu_throttling(gpu: Mapping[str, Any], label: str) -> PreflightWarning | No
     reasons = [str(r) for r in active if "idle" not in str(r).lower()]
     if not reasons:
         return None
+    tool = THROTTLE_TOOLS.get(str(gpu.get("vendor")), THROTTLE_TOOLS["nvidia"])
     return PreflightWarning(
         code="gpu_throttling",
         message=f"{label} is already throttling ({', '.join(reasons)}): let it cool down "
-        "and check its power cap and clocks (`nvidia-smi -q -d PERFORMANCE`)",
+        f"and check its power cap and clocks (`{tool}`)",
     )
 
 
@@ -190,8 +232,8 @@ def _gpu_persistence(gpu: Mapping[str, Any], label: str) -> PreflightWarning | N
     )
 
 
+# Checks of one GPU's mapping alone (the processes check also needs this process).
 GPU_CHECKS: tuple[Callable[[Mapping[str, Any], str], PreflightWarning | None], ...] = (
-    _gpu_processes,
     _gpu_throttling,
     _gpu_persistence,
 )

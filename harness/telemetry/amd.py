@@ -10,25 +10,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from harness.errors import DeviceError
+from harness.telemetry.amd_throttle import active_violations, residency, throttle_reasons
 from harness.telemetry.base import Reading, SharedSession
 from harness.telemetry.energy import counter_power_mismatch
 
 INSTALL_HINT = "pip install 'beyond-tops[rocm]'"
-# ASIC-independent throttlers in gpu_metrics' indep_throttle_status: (first bit, names of it
-# and the bits after it), as the Linux amdgpu driver defines them (SMU_THROTTLER_*_BIT).
-_THROTTLER_GROUPS = (
-    (0, "ppt0 ppt1 ppt2 ppt3 spl fppt sppt sppt_apu"),
-    (16, "tdc_gfx tdc_soc tdc_mem tdc_vdd tdc_cvip edc_cpu edc_gfx apcc"),
-    (32, "temp_gpu temp_core temp_mem temp_edge temp_hotspot temp_soc temp_vr_gfx temp_vr_soc"),
-    (40, "temp_vr_mem0 temp_vr_mem1 temp_liquid0 temp_liquid1 vrhot0 vrhot1"),
-    (46, "prochot_cpu prochot_gfx"),
-    (56, "ppm fit"),
-)
-INDEP_THROTTLE_BITS = {
-    first + offset: name
-    for first, names in _THROTTLER_GROUPS
-    for offset, name in enumerate(names.split())
-}
 _UNSUPPORTED = ("NOT_SUPPORTED", "NOT_YET_IMPLEMENTED")
 POWER_KEYS = ("current_socket_power", "average_socket_power", "socket_power")
 
@@ -45,13 +31,6 @@ def load_amdsmi() -> tuple[Any, str | None]:
         said = " ".join(printed.getvalue().split()) or repr(exc)
         return None, f"amdsmi cannot load libamd_smi.so ({said}); install ROCm's amd-smi-lib"
     return amdsmi, None
-
-
-def decode_indep_throttle(mask: int) -> tuple[str, ...]:
-    """Names of the throttlers set in an indep_throttle_status bitmask."""
-    return tuple(
-        INDEP_THROTTLE_BITS.get(bit, f"unknown_bit{bit}") for bit in range(64) if mask >> bit & 1
-    )
 
 
 def number(value: Any) -> float | None:
@@ -118,6 +97,7 @@ class AmdGpuSource:
     ) -> None:
         self.name, self._api, self._handle, self._session = name, api, handle, session
         self._power_key, self._energy_trusted, self._closed = power_key, energy_trusted, False
+        self._residency: dict[str, int] | None = None  # at the previous read
         self.power_method = f"amdsmi_get_power_info {power_key}" if power_key else ""
         self.energy_method = "amdsmi_get_energy_count" if energy_trusted else ""
 
@@ -127,13 +107,14 @@ class AmdGpuSource:
         try:
             activity = call(api, "activity", api.amdsmi_get_gpu_activity, h)
             metrics = call(api, "gpu metrics", api.amdsmi_get_gpu_metrics_info, h)
+            previous, self._residency = self._residency, residency(metrics)
             return Reading(
                 power_w=power_w(api, h, self._power_key),
                 temp_c=self._temp_c(),
                 sm_clock_mhz=self._clock_mhz(api.AmdSmiClkType.GFX),
                 mem_clock_mhz=self._clock_mhz(api.AmdSmiClkType.MEM),
                 util_pct=None if activity is None else number(activity.get("gfx_activity")),
-                throttle=_throttle(metrics),
+                throttle=throttle_reasons(metrics, previous),
             )
         except DeviceError as exc:
             raise DeviceError(f"{self.name}: {exc}") from None
@@ -171,11 +152,6 @@ class AmdGpuSource:
     def _clock_mhz(self, clock_type: Any) -> float | None:
         info = call(self._api, "clock", self._api.amdsmi_get_clock_info, self._handle, clock_type)
         return None if info is None else number(info.get("clk"))
-
-
-def _throttle(metrics: Any) -> tuple[str, ...] | None:
-    mask = None if metrics is None else number(metrics.get("indep_throttle_status"))
-    return None if mask is None else decode_indep_throttle(int(mask))
 
 
 def amd_sources(
@@ -304,7 +280,11 @@ def _processes(api: Any, h: Any) -> list[dict[str, Any]]:
 
 
 def _throttle_now(api: Any, h: Any) -> list[str] | None:
-    reasons = _throttle(api.amdsmi_get_gpu_metrics_info(h))
+    reasons = throttle_reasons(api.amdsmi_get_gpu_metrics_info(h))
+    read_violations = getattr(api, "amdsmi_get_violation_status", None)  # amdsmi 6.3 and newer
+    if reasons is None and read_violations is not None:
+        # MI300 and newer have no status bits; amdsmi compares their accumulators for us.
+        reasons = active_violations(read_violations(h))
     return None if reasons is None else list(reasons)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,18 @@ def test_gpu_persistence_processes_and_throttling() -> None:
     ]
 
 
+def test_amd_throttling_points_to_amd_smi() -> None:
+    mi300x = {**GPU_OK, "vendor": "amd", "name": "AMD Instinct MI300X"}
+    fp = _fp("vm-2core", gpus=({**mi300x, "throttle_reasons_active": ["ppt"]},))
+    assert preflight(fp, root=SYSROOTS / "vm-2core", profile="submission") == [
+        PreflightWarning(
+            code="gpu_throttling",
+            message="GPU 0 (AMD Instinct MI300X) is already throttling (ppt): let it cool down "
+            "and check its power cap and clocks (`amd-smi metric --throttle`)",
+        )
+    ]
+
+
 def test_idle_is_not_throttling() -> None:
     idle = {**GPU_OK, "throttle_reasons_active": ["gpu_idle"]}
     fp = _fp("vm-2core", gpus=(idle,))
@@ -174,3 +187,68 @@ def test_strict_turns_warnings_into_one_error() -> None:
     message = str(caught.value)
     assert message.startswith("preflight failed under --strict (3): CPU governor is 'powersave'")
     assert "\n" not in message
+
+
+CONTAINER_NS = "pid:[4026532999]"  # any PID namespace but the host's
+HOST_NS = f"pid:[{0xEFFFFFFC}]"
+
+
+def _machine(root: Path, *, nspid: str, namespace: str, runtime: bool = False) -> Path:
+    """A /proc where this process has the PIDs `nspid`, and CUDA's device open if `runtime`."""
+    proc = root / "proc"
+    (proc / "self" / "ns").mkdir(parents=True)
+    (proc / "self" / "fd").mkdir()
+    (proc / "loadavg").write_text("0.00 0.00 0.00 1/100 12\n")
+    (proc / "self" / "status").write_text(f"Name:\tpython\nNSpid:\t{nspid}\n")
+    (proc / "self" / "ns" / "pid").symlink_to(namespace)
+    (proc / "self" / "fd" / "3").symlink_to("/dev/nvidiactl")  # NVML alone opens this
+    if runtime:
+        (proc / "self" / "fd" / "4").symlink_to("/dev/nvidia-uvm")
+    return root
+
+
+def _process_warnings(root: Path, *pids: int) -> list[str]:
+    gpu = {**GPU_OK, "processes": [{"pid": p, "type": "compute"} for p in pids]}
+    found = preflight(_fp("vm-2core", gpus=(gpu,)), root=root, profile="submission")
+    return [w.message.split(": stop them")[0] for w in found if w.code == "gpu_processes"]
+
+
+def test_the_harness_own_gpu_context_is_not_another_process(tmp_path: Path) -> None:
+    root = _machine(tmp_path, nspid="4242", namespace=HOST_NS, runtime=True)
+    assert _process_warnings(root, 4242) == []
+    assert _process_warnings(root, 4242, 99) == [
+        "GPU 0 (NVIDIA H200) runs 1 other process(es) (pid 99)"
+    ]
+
+
+def test_a_second_run_in_this_process_does_not_flag_its_own_session() -> None:
+    # The session of the first run shows up as this process, in both NVML lists.
+    me = {"pid": os.getpid(), "type": "compute", "used_memory_mib": 900}
+    gpu = {**GPU_OK, "processes": [me, {**me, "type": "graphics"}]}
+    warnings = preflight(_fp("vm-2core", gpus=(gpu,)), root=Path("/"), pid=None)
+    assert [w for w in warnings if w.code == "gpu_processes"] == []
+
+
+def test_in_a_container_a_lone_host_pid_may_be_this_harness(tmp_path: Path) -> None:
+    root = _machine(tmp_path, nspid="12", namespace=CONTAINER_NS, runtime=True)
+    assert _process_warnings(root, 3141592) == []
+    enforce_strict(preflight(_fp("vm-2core"), root=root, profile="submission"))
+    assert _process_warnings(root, 3141592, 2718281) == [
+        "GPU 0 (NVIDIA H200) runs 1 or 2 other process(es) (pid 3141592, pid 2718281; "
+        "host PIDs, one of them maybe this harness)"
+    ]
+
+
+def test_in_a_container_without_a_gpu_runtime_every_host_pid_is_another(tmp_path: Path) -> None:
+    root = _machine(tmp_path, nspid="12", namespace=CONTAINER_NS)
+    assert _process_warnings(root, 3141592) == [
+        "GPU 0 (NVIDIA H200) runs 1 other process(es) (pid 3141592; host PIDs)"
+    ]
+
+
+def test_in_a_container_that_shows_its_host_pid_this_harness_is_known(tmp_path: Path) -> None:
+    root = _machine(tmp_path, nspid="3141592\t12", namespace=CONTAINER_NS, runtime=True)
+    assert _process_warnings(root, 3141592) == []
+    assert _process_warnings(root, 3141592, 2718281) == [
+        "GPU 0 (NVIDIA H200) runs 1 other process(es) (pid 2718281; host PIDs)"
+    ]

@@ -4,23 +4,30 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
-import re
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 from pytest_mock import MockerFixture
 from telemetry_fakes import StepClock, autospec_amdsmi, import_real_amdsmi
+from vendor_fakes import (
+    MI300X_ENERGY,
+    MI300X_METRICS,
+    MI300X_VIOLATIONS,
+    STATUS_METRICS,
+    install,
+    mi300x_inventory,
+    mi300x_live,
+    mi300x_metrics,
+)
 
 from harness.errors import DeviceError
-from harness.telemetry import amd
-from harness.telemetry.amd import amd_inventory, amd_sources, decode_indep_throttle, load_amdsmi
+from harness.telemetry.amd import amd_inventory, amd_sources, load_amdsmi
+from harness.telemetry.amd_throttle import decode_indep_throttle, throttle_reasons
 
 S = 1_000_000_000
-HOTSPOT_PPT0 = 1 << 36 | 1 << 0
 
 
 @pytest.fixture(scope="module")
@@ -34,30 +41,18 @@ def lib_error(wrapper: ModuleType, interface: ModuleType, status: str) -> Except
 
 @pytest.fixture
 def api(real_amdsmi: tuple[ModuleType, ModuleType, ModuleType], mocker: MockerFixture) -> Any:
-    """amdsmi as `import amdsmi` finds it: one MI300X-like GPU drawing 500 W."""
+    """amdsmi as `import amdsmi` finds it: one MI300X drawing 500 W."""
     _, interface, _ = real_amdsmi
     api = autospec_amdsmi(interface)
     mocker.patch.dict(sys.modules, {"amdsmi": api})
     api.amdsmi_get_processor_handles.return_value = ["h0"]
-    api.amdsmi_get_power_info.return_value = {
-        "socket_power": 500,
-        "current_socket_power": 500,
-        "average_socket_power": 480,
-        "power_limit": 750,
-    }
+    install(api, mi300x_live(api))
     # 250 J between the validation window's edges (0.5 s): 500 W, as the power readings say
     counts = iter([0, 250_000_000, 250_000_000, 300_000_000])
     api.amdsmi_get_energy_count.side_effect = lambda h: {
+        **MI300X_ENERGY,
         "energy_accumulator": next(counts),
-        "counter_resolution": 1.0,
-        "timestamp": 0,
     }
-    temps = {api.AmdSmiTemperatureType.HOTSPOT: 75, api.AmdSmiTemperatureType.EDGE: 60}
-    api.amdsmi_get_temp_metric.side_effect = lambda h, sensor, metric: temps[sensor]
-    clocks = {api.AmdSmiClkType.GFX: 2100, api.AmdSmiClkType.MEM: 1300}
-    api.amdsmi_get_clock_info.side_effect = lambda h, kind: {"clk": clocks[kind], "max_clk": 2100}
-    api.amdsmi_get_gpu_activity.return_value = {"gfx_activity": 99, "umc_activity": 40}
-    api.amdsmi_get_gpu_metrics_info.return_value = {"indep_throttle_status": HOTSPOT_PPT0}
     return api
 
 
@@ -72,7 +67,7 @@ def test_one_gpu_reads_every_quantity(api: Any) -> None:
     assert reading.power_w == 500.0
     assert (reading.temp_c, reading.sm_clock_mhz, reading.mem_clock_mhz) == (75.0, 2100, 1300)
     assert reading.util_pct == 99.0
-    assert reading.throttle == ("ppt0", "temp_hotspot")
+    assert reading.throttle is None  # an MI300X names throttling by counters: two reads needed
     assert gpu.energy_mj() == 250_000.0  # 250 J: 250e6 ticks of 1 µJ
     assert gpu.power_method == "amdsmi_get_power_info current_socket_power"
     api.amdsmi_init.assert_called_once_with(api.AmdSmiInitFlags.INIT_AMD_GPUS)
@@ -87,9 +82,8 @@ def test_one_gpu_reads_every_quantity(api: Any) -> None:
 def test_counter_that_disagrees_with_power_is_not_trusted(api: Any) -> None:
     counts = iter([0, 50_000_000])  # 50 J in 0.5 s is 100 W, against 500 W readings
     api.amdsmi_get_energy_count.side_effect = lambda h: {
+        **MI300X_ENERGY,
         "energy_accumulator": next(counts),
-        "counter_resolution": 1.0,
-        "timestamp": 0,
     }
     [gpu], missing = _sources(api)
     assert gpu.energy_mj() is None
@@ -126,7 +120,7 @@ def test_unsupported_sensor_is_none_and_edge_stands_in(
 
     api.amdsmi_get_temp_metric.side_effect = temp
     api.amdsmi_get_gpu_activity.side_effect = lib_error(wrapper, interface, "NOT_YET_IMPLEMENTED")
-    api.amdsmi_get_gpu_metrics_info.return_value = {"indep_throttle_status": "N/A"}
+    api.amdsmi_get_gpu_metrics_info.return_value = dict.fromkeys(STATUS_METRICS, "N/A")
     reading = gpu.read()
     assert (reading.temp_c, reading.util_pct, reading.throttle) == (61.0, None, None)
 
@@ -164,25 +158,55 @@ def test_decode_indep_throttle() -> None:
     assert decode_indep_throttle(1 << 10) == ("unknown_bit10",)
 
 
+def _read_throttle(api: Any, *metrics: dict[str, Any]) -> list[tuple[str, ...] | None]:
+    api.amdsmi_get_gpu_metrics_info.side_effect = list(metrics)
+    [gpu], _ = _sources(api)
+    return [gpu.read().throttle for _ in metrics]
+
+
+def test_a_throttle_status_of_true_is_throttling(api: Any) -> None:
+    # amdsmi 7 turns indep_throttle_status into a bool; a bool is no bitmask to decode
+    not_throttled = {**STATUS_METRICS, "indep_throttle_status": False}
+    assert _read_throttle(api, STATUS_METRICS, not_throttled) == [("throttled",), ()]
+
+
+def test_the_residency_that_grew_names_a_true_status(api: Any) -> None:
+    before = {**mi300x_metrics(1_000), "indep_throttle_status": True}
+    after = {**mi300x_metrics(1_100, hbm_thm_residency_acc=7), "indep_throttle_status": True}
+    unnamed = {**mi300x_metrics(1_200, hbm_thm_residency_acc=7), "indep_throttle_status": True}
+    assert _read_throttle(api, before, after, unnamed) == [
+        ("throttled",),
+        ("temp_hbm",),
+        ("throttled",),  # throttled, but by none of the five counted limiters
+    ]
+
+
+def test_mi300x_residency_counters_name_what_throttled_since_the_last_read(api: Any) -> None:
+    reads = [
+        mi300x_metrics(1_000),
+        mi300x_metrics(1_100, ppt_residency_acc=40, socket_thm_residency_acc=3),
+        mi300x_metrics(1_200, ppt_residency_acc=40, socket_thm_residency_acc=3),
+        mi300x_metrics(1_200, ppt_residency_acc=90),  # the firmware has not ticked: unknown
+    ]
+    assert _read_throttle(api, *reads) == [None, ("ppt", "temp_socket"), (), None]
+
+
+def test_throttling_nobody_reports_is_unknown(api: Any) -> None:
+    unknown = dict.fromkeys(STATUS_METRICS, "N/A")
+    assert _read_throttle(api, unknown, unknown) == [None, None]
+
+
+def test_an_older_amdsmis_raw_bitmask_still_decodes() -> None:
+    assert throttle_reasons({"indep_throttle_status": 1 << 36 | 1 << 0}) == (
+        "ppt0",
+        "temp_hotspot",
+    )
+    assert throttle_reasons({"indep_throttle_status": 0, "throttle_status": True}) == ()
+    assert throttle_reasons(None) is None
+
+
 def test_inventory_of_an_mi300x(api: Any) -> None:
-    api.amdsmi_get_rocm_version.return_value = (True, "6.4.1")
-    api.amdsmi_get_gpu_asic_info.return_value = {"market_name": "AMD Instinct MI300X"}
-    api.amdsmi_get_gpu_device_uuid.return_value = "3bff74a1-0000-1000-80e0-a3e8c1a4e0c2"
-    api.amdsmi_get_gpu_device_bdf.return_value = "0000:0c:00.0"
-    api.amdsmi_get_gpu_driver_info.return_value = {"driver_version": "6.10.5"}
-    api.amdsmi_get_gpu_memory_total.return_value = 192 * 2**30
-    api.amdsmi_get_power_cap_info.return_value = {
-        "power_cap": 750_000_000,
-        "default_power_cap": 750_000_000,
-    }
-    api.amdsmi_get_gpu_ecc_enabled.return_value = 0b1111
-    api.amdsmi_get_gpu_compute_partition.return_value = "SPX"
-    api.amdsmi_get_gpu_memory_partition.return_value = "NPS1"
-    api.amdsmi_get_pcie_info.return_value = {
-        "pcie_static": {"max_pcie_width": 16, "pcie_interface_version": 5},
-        "pcie_metric": {"pcie_width": 16, "pcie_speed": 32000},
-    }
-    api.amdsmi_get_gpu_process_list.return_value = [{"pid": 77, "mem": 2**30, "name": "python"}]
+    install(api, mi300x_inventory(api))
     [gpu], missing = amd_inventory()
     assert gpu == {
         "index": 0,
@@ -196,7 +220,7 @@ def test_inventory_of_an_mi300x(api: Any) -> None:
         "power_limit_w": 750.0,
         "power_limit_default_w": 750.0,
         "clock_sm_max_mhz": 2100,
-        "clock_mem_max_mhz": 2100,
+        "clock_mem_max_mhz": 1300,
         "ecc_enabled": True,
         "compute_partition": "SPX",
         "memory_partition": "NPS1",
@@ -205,7 +229,7 @@ def test_inventory_of_an_mi300x(api: Any) -> None:
         "pcie_gen_max": 5,
         "pcie_width_max": 16,
         "processes": [{"pid": 77, "type": "compute", "used_memory_mib": 1024}],
-        "throttle_reasons_active": ["ppt0", "temp_hotspot"],
+        "throttle_reasons_active": [],
         "power_limit_enforced_w": None,
         "clock_sm_default_mhz": None,
         "clock_mem_default_mhz": None,
@@ -222,7 +246,26 @@ def test_inventory_of_an_mi300x(api: Any) -> None:
         "gpu0.compute_mode",
     ]
     api.amdsmi_get_gpu_memory_total.assert_called_with("h0", api.AmdSmiMemoryType.VRAM)
+    api.amdsmi_get_violation_status.assert_called_once_with("h0")
     api.amdsmi_shut_down.assert_called_once_with()
+
+
+def test_inventory_throttling_from_status_or_violation_flags(api: Any) -> None:
+    install(api, mi300x_inventory(api))
+    api.amdsmi_get_violation_status.return_value = {**MI300X_VIOLATIONS, "active_ppt_pwr": True}
+    assert amd_inventory()[0][0]["throttle_reasons_active"] == ["ppt"]
+    api.amdsmi_get_gpu_metrics_info.return_value = STATUS_METRICS
+    assert amd_inventory()[0][0]["throttle_reasons_active"] == ["throttled"]
+    api.amdsmi_get_violation_status.assert_called_once_with("h0")  # not asked when status is known
+
+
+def test_inventory_before_amdsmi_6_3_has_no_violation_flags(api: Any) -> None:
+    install(api, mi300x_inventory(api))
+    del api.amdsmi_get_violation_status
+    api.amdsmi_get_gpu_metrics_info.return_value = MI300X_METRICS
+    [gpu], missing = amd_inventory()
+    assert gpu["throttle_reasons_active"] is None
+    assert dict(missing)["gpu0.throttle_reasons_active"] == "not reported by amdsmi for this GPU"
 
 
 def test_inventory_marks_na_and_failed_fields(
@@ -299,14 +342,3 @@ def test_this_machine_without_rocm_reports_it() -> None:
     if module is not None:
         pytest.skip("amdsmi loads here: ROCm is installed")
     assert reason is not None and "libamd_smi.so" in reason
-
-
-def test_every_amdsmi_name_the_adapter_uses_exists(
-    real_amdsmi: tuple[ModuleType, ModuleType, ModuleType],
-) -> None:
-    package, interface, _ = real_amdsmi
-    names = set(re.findall(r"\bapi\.(\w+)", Path(amd.__file__).read_text()))
-    assert len(names) > 20
-    assert sorted(n for n in names if not hasattr(interface, n)) == []
-    # `import amdsmi` is the package: it must re-export each of them
-    assert sorted(n for n in names if getattr(package, n, None) is not getattr(interface, n)) == []

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pynvml as real
 import pytest
 from pytest_mock import MockerFixture
+from vendor_fakes import H100_INVENTORY, H100_LIVE, install
+from vendor_fakes import nvml_field as field
 
 from harness.errors import DeviceError
-from harness.telemetry import nvml
 from harness.telemetry.nvml import decode_reasons, nvml_inventory, nvml_sources
-
-
-def field(value: int, *, ret: int = real.NVML_SUCCESS) -> Any:
-    """A real c_nvmlFieldValue_t carrying an unsigned int, as NVML fills it."""
-    fv = real.c_nvmlFieldValue_t()
-    fv.fieldId, fv.nvmlReturn = real.NVML_FI_DEV_POWER_INSTANT, ret
-    fv.valueType, fv.value.uiVal = real.NVML_VALUE_TYPE_UNSIGNED_INT, value
-    return fv
 
 
 def err(code: int) -> Exception:
@@ -33,22 +23,8 @@ def err(code: int) -> Exception:
 def nv(mocker: MockerFixture) -> Any:
     """pynvml autospec'd, describing one healthy H100 drawing 612.345 W."""
     nv = mocker.patch("harness.telemetry.nvml.pynvml", autospec=True)
-    nv.nvmlDeviceGetCount.return_value = 1
     nv.nvmlDeviceGetHandleByIndex.side_effect = lambda i: f"handle{i}"
-    nv.nvmlDeviceGetTotalEnergyConsumption.return_value = 98_765_432
-    nv.nvmlDeviceGetFieldValues.side_effect = lambda h, ids: [field(612_345)]
-    nv.nvmlDeviceGetPowerUsage.return_value = 600_000
-    nv.nvmlDeviceGetTemperature.return_value = 71
-    clocks = {real.NVML_CLOCK_SM: 1980, real.NVML_CLOCK_MEM: 2619}
-    nv.nvmlDeviceGetClockInfo.side_effect = lambda h, kind: clocks[kind]
-    nv.nvmlDeviceGetUtilizationRates.return_value = real.c_nvmlUtilization_t(gpu=97, memory=41)
-    nv.nvmlDeviceGetCurrentClocksEventReasons.return_value = (
-        real.nvmlClocksEventReasonSwPowerCap | real.nvmlClocksEventReasonSwThermalSlowdown
-    )
-    violations = {real.NVML_PERF_POLICY_POWER: 5_000_000, real.NVML_PERF_POLICY_THERMAL: 0}
-    nv.nvmlDeviceGetViolationStatus.side_effect = lambda h, policy: real.c_nvmlViolationTime_t(
-        referenceTime=1, violationTime=violations[policy]
-    )
+    install(nv, H100_LIVE)
     return nv
 
 
@@ -171,37 +147,8 @@ def test_decode_reasons_names_every_bit() -> None:
 
 
 def _inventory_gpu(nv: Any) -> None:
-    nv.nvmlSystemGetDriverVersion.return_value = "570.124.06"
-    nv.nvmlSystemGetCudaDriverVersion.return_value = 12080
-    nv.nvmlDeviceGetName.return_value = "NVIDIA H100 80GB HBM3"
-    nv.nvmlDeviceGetUUID.return_value = "GPU-5b8e2c1a-0000-1111-2222-333344445555"
-    pci = real.nvmlPciInfo_t()
-    pci.busId = b"00000000:18:00.0"
-    nv.nvmlDeviceGetPciInfo.return_value = pci
-    nv.nvmlDeviceGetMemoryInfo.return_value = real.c_nvmlMemory_t(
-        total=81_559_412_736, free=0, used=0
-    )
-    nv.nvmlDeviceGetPowerManagementLimit.return_value = 700_000
-    nv.nvmlDeviceGetPowerManagementDefaultLimit.return_value = 700_000
-    nv.nvmlDeviceGetEnforcedPowerLimit.return_value = 650_000
-    defaults = {real.NVML_CLOCK_SM: 1755, real.NVML_CLOCK_MEM: 2619}
-    maxima = {real.NVML_CLOCK_SM: 1980, real.NVML_CLOCK_MEM: 2619}
-    nv.nvmlDeviceGetDefaultApplicationsClock.side_effect = lambda h, k: defaults[k]
-    nv.nvmlDeviceGetMaxClockInfo.side_effect = lambda h, k: maxima[k]
-    nv.nvmlDeviceGetEccMode.return_value = [real.NVML_FEATURE_ENABLED, real.NVML_FEATURE_ENABLED]
-    nv.nvmlDeviceGetPersistenceMode.return_value = real.NVML_FEATURE_DISABLED
-    nv.nvmlDeviceGetMigMode.return_value = [real.NVML_DEVICE_MIG_DISABLE] * 2
-    nv.nvmlDeviceGetCurrPcieLinkGeneration.return_value = 5
-    nv.nvmlDeviceGetCurrPcieLinkWidth.return_value = 16
-    nv.nvmlDeviceGetMaxPcieLinkGeneration.return_value = 5
-    nv.nvmlDeviceGetMaxPcieLinkWidth.return_value = 16
-    nv.nvmlDeviceGetComputeMode.return_value = real.NVML_COMPUTEMODE_EXCLUSIVE_PROCESS
-    nv.nvmlDeviceGetComputeRunningProcesses.return_value = [
-        SimpleNamespace(pid=4242, usedGpuMemory=3 * 2**30),
-        SimpleNamespace(pid=4343, usedGpuMemory=None),
-    ]
+    install(nv, H100_INVENTORY)
     nv.nvmlDeviceGetGraphicsRunningProcesses.side_effect = err(real.NVML_ERROR_NOT_SUPPORTED)
-    nv.nvmlDeviceGetCurrentClocksEventReasons.return_value = real.nvmlClocksEventReasonGpuIdle
 
 
 def test_inventory_of_an_h100(nv: Any) -> None:
@@ -270,18 +217,3 @@ def test_inventory_without_a_driver(nv: Any) -> None:
     gpus, [(source, reason)] = nvml_inventory()
     assert gpus == [] and source == "nvml"
     assert reason.startswith("no NVIDIA driver: the kernel module is not loaded")
-
-
-def test_every_pynvml_name_the_adapter_uses_exists() -> None:
-    # Covers branches the tests above do not take: a misspelling anywhere fails here.
-    source = Path(nvml.__file__).read_text()
-    names = set(re.findall(r"\bpynvml\.(\w+)", source)) | set(re.findall(r'"(nvml\w+)"', source))
-    assert len(names) > 30
-    assert sorted(n for n in names if not hasattr(real, n)) == []
-
-
-def test_every_clock_event_reason_constant_exists() -> None:
-    for _, suffix in nvml._REASONS:
-        assert hasattr(real, f"nvmlClocksEventReason{suffix}") or hasattr(
-            real, f"nvmlClocksThrottleReason{suffix}"
-        ), suffix
