@@ -28,21 +28,16 @@ venv: $(STAMP) ## create .venv and install the project with its dev tools
 models: $(STAMP) ## generate the models the suite needs (cached by content hash)
 	$(BIN)/harness models build --suite $(SUITE)
 
-ifeq ($(RUNNER),local)
-BENCH_DEPS := models
-BENCH_CMD   = $(BIN)/harness bench $(SUITE) --hw $(HW) $(if $(PROVIDERS),--providers $(PROVIDERS))
-else
-BENCH_DEPS := $(STAMP)
-BENCH_CMD   = $(BIN)/python -m harness.container bench --hw $(HW) --suite $(SUITE)
-endif
+# RUNNER=docker: each worker in HW's image, built first if missing (`harness image ensure`).
+BENCH_DEPS := $(if $(filter local,$(RUNNER)),models,$(STAMP))
 bench: $(BENCH_DEPS) ## run SUITE on HW: on this host (RUNNER=local, cpu default) or in HW's image (RUNNER=docker)
-	$(BENCH_CMD)
+	$(BIN)/harness bench $(SUITE) --hw $(HW) --runner $(RUNNER) $(if $(PROVIDERS),--providers $(PROVIDERS))
 
 wheels: $(STAMP) ## download HW's locked wheels and build the harness wheel into build/wheels (networked)
 	scripts/wheels.sh $(HW)
 
 image: wheels ## build HW's image from build/wheels with no network (BASE_IMAGE=... overrides the base)
-	$(BIN)/python -m harness.container build --hw $(HW) $(if $(BASE_IMAGE),--base-image $(BASE_IMAGE))
+	$(BIN)/harness image build --hw $(HW) $(if $(BASE_IMAGE),--base-image $(BASE_IMAGE))
 
 lock: $(STAMP) ## re-resolve docker/HW/requirements.lock from pyproject.toml (HW=all: every image)
 	$(BIN)/python scripts/lock.py $(HW)
@@ -50,10 +45,11 @@ lock: $(STAMP) ## re-resolve docker/HW/requirements.lock from pyproject.toml (HW
 test: $(STAMP) ## run every test (unit + real LoadGen integration runs)
 	$(BIN)/python -m pytest
 
-lint: $(STAMP) ## ruff and mypy, as CI runs them
+lint: $(STAMP) ## ruff, mypy and the import contracts (lint-imports), as CI runs them
 	$(BIN)/ruff check harness tests benchmarks
 	$(BIN)/ruff format --check harness tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 overhead: models ## measure harness overhead against plain onnxruntime loops
 	$(BIN)/python benchmarks/overhead.py

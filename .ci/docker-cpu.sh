@@ -3,7 +3,9 @@
 #
 # No image registry is reachable from CI, so the image is built on a stand-in base: Debian 12
 # made with debootstrap and `docker import`. Starts dockerd if none answers and stops what it
-# started. Asserts that every run is VALID and records the ID of the image that was built.
+# started. The suite runs as `harness bench --runner docker`: this venv is the parent, each worker
+# runs in a container of the image. Asserts that every run is VALID, records the ID of the image
+# that was built, and that its job file names the run directory by its host path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -88,18 +90,17 @@ make_stand_in() {
 }
 
 build_image() {
-  "$PYTHON" -m harness.container build --hw cpu --base-image "$STAND_IN" --tag "$TAG" \
-    | tee "$state/built"
+  "$PYTHON" -m harness.cli image build --hw cpu --base-image "$STAND_IN" --tag "$TAG"
 }
 
 bench() {
   mkdir -p "$state/runs"
-  "$PYTHON" -m harness.container bench --hw cpu --suite "$SUITE" --image "$TAG" \
-    --results "$state/runs"
+  "$PYTHON" -m harness.cli bench "$SUITE" --hw cpu --runner docker --image "$TAG" \
+    --out "$state/runs"
 }
 
-check_results() {
-  "$PYTHON" - "$state/runs" "$(cut -d' ' -f1 "$state/built")" <<'EOF'
+check_results() { # the built image's ID, from Docker itself
+  "$PYTHON" - "$state/runs" "$(docker image inspect --format '{{.Id}}' "$TAG")" <<'EOF'
 import json
 import sys
 from pathlib import Path
@@ -117,6 +118,9 @@ for path in results:
         failures.append(f"{path}: not VALID: {result.get('invalid_reasons')}")
     if image.get("id") != built:
         failures.append(f"{path}: image.id is {image.get('id')!r}, the built image is {built}")
+    job = json.loads((path.parent / "job.json").read_text())
+    if job["run_dir"] != str(path.parent.resolve()):
+        failures.append(f"{path}: job.json's run_dir {job['run_dir']} is not the host path")
 if failures:
     sys.exit("FAIL: " + "\n      ".join(failures))
 print(f"{len(results)} runs VALID in image {built}")

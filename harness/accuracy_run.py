@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -27,6 +28,7 @@ from harness.modelprep import PreparedModel, data_key, reference_outputs
 from harness.runtime.executors import executor_for
 from harness.runtime.session import Session
 
+ACCURACY_BLOCK = "accuracy.json"
 # What "passed" means without labels: agreement with the FP32 model on the same inputs.
 MIN_TOP1_AGREEMENT = 0.99
 MIN_COSINE = 0.99
@@ -34,13 +36,14 @@ MIN_COSINE = 0.99
 
 @dataclass(frozen=True, kw_only=True)
 class AccuracyJob:
-    """One accuracy pass over the measured session."""
+    """One accuracy pass over the measured session, into its own directory."""
 
     scenario: Scenario
     profile: ProfileName
     run_dir: Path
     model_key: str
-    expected: lgconf.Expectation
+    # None: AccuracyOnly issues every sample once whatever the speed, so none is needed.
+    expected: lgconf.Expectation | None
 
 
 def run_accuracy(
@@ -50,9 +53,9 @@ def run_accuracy(
     source: SampleSource,
     progress: IO[str] | None = None,
 ) -> dict[str, Any]:
-    """Run the accuracy pass into `<run>/accuracy/`, write accuracy.txt, return the block."""
-    out = job.run_dir / "accuracy"
-    out.mkdir()
+    """Run the accuracy pass into `job.run_dir`, write accuracy.txt and .json, return the block."""
+    out = job.run_dir
+    out.mkdir(exist_ok=True)
     plan = _plan(job, out, source.total_count)
     settings = load_settings(plan)
     # Responses must carry the outputs here: copy them back, whatever the timed run did.
@@ -67,8 +70,23 @@ def run_accuracy(
     if sut.error is not None:
         raise RunError(f"{out}: inference failed in the accuracy pass: {sut.error}")
     block = score(job, prepared, session, source, out / "mlperf_log_accuracy.json")
-    write_accuracy_txt(block, job.run_dir / "accuracy.txt")
+    write_accuracy_txt(block, out / "accuracy.txt")
+    atomic_write_text(out / ACCURACY_BLOCK, json.dumps(block, indent=2) + "\n")
     return block
+
+
+def read_accuracy_block(accuracy_dir: Path) -> dict[str, Any]:
+    """The scored block an accuracy test left in its directory."""
+    path = accuracy_dir / ACCURACY_BLOCK
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError(f"{path}: no accuracy verdict; the accuracy test did not finish") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise RunError(f"{path}: unreadable accuracy verdict ({exc})") from None
+    if not isinstance(data, dict):
+        raise RunError(f"{path}: expected a JSON object")
+    return data
 
 
 def score(

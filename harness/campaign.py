@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
+import dataclasses
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
+from harness import pipeline
 from harness.analysis.stats import TrialStats, run_sweep, sweep_batches, trial_stats
 from harness.config import ProfileName, Scenario
 from harness.errors import HarnessError, RunError
-from harness.files import atomic_write_text, create_run_dir
-from harness.result import INCOMPLETE_FILE, RunResult, load_result
+from harness.files import create_run_dir
+from harness.pipeline import Launcher, RunSpec, WorkerError, new_run_dir, run_one
+from harness.report.summary import render_summary
+from harness.results.groupfile import (
+    SWEEP_FILE,
+    TRIALS_FILE,
+    SweepFile,
+    SweepFilePoint,
+    TrialsFile,
+    read_trials,
+    write_sweep,
+    write_trials,
+)
+from harness.results.metrics import LATENCY_P90, SAMPLES_PER_SECOND, metric_values
+from harness.results.records import RunResult
+from harness.results.runfile import load_result
 
-GROUP_SCHEMA_VERSION = 1
 DEFAULT_TRIALS: dict[str, int] = {"quick": 3, "submission": 5}
 _OOM_MARKERS = (
     "failed to allocate memory",
@@ -30,25 +43,24 @@ _OOM_MARKERS = (
 
 @dataclass(frozen=True, kw_only=True)
 class Job:
-    """One scenario to run: where it comes from and how."""
+    """One scenario to run, and where its run directories go."""
 
-    scenario_path: Path
-    scenario: Scenario
-    profile: ProfileName
-    hw: str
+    spec: RunSpec
     out_root: Path
-    model: Path | None = None
-    strict: bool = False
-    extra: tuple[str, ...] = field(default_factory=tuple)
+    launch: Launcher | None = None  # None: a worker process per test (pipeline.launch_worker)
+
+    @property
+    def scenario(self) -> Scenario:
+        """The resolved scenario."""
+        return self.spec.scenario
+
+    @property
+    def profile(self) -> ProfileName:
+        """The profile: quick or submission."""
+        return self.spec.profile
 
 
-class ChildRunError(RunError):
-    """A run in a child process failed; carries its directory and the recorded cause."""
-
-    def __init__(self, message: str, cause: str, exit_code: int = RunError.exit_code) -> None:
-        super().__init__(message)
-        self.cause = cause
-        self.exit_code = exit_code  # the child's own code: 4 for a missing device, ...
+ChildRunError = WorkerError  # a run failed in its worker; carries the cause and exit code
 
 
 def trials_count(job: Job, requested: int | None) -> int:
@@ -87,21 +99,17 @@ def run_trials(
     results = [load_result(group / name) for name in runs]
     metric, higher = _metric(job.scenario)
     stats = trial_stats(_values(results, metric), requested=trials, higher_is_better=higher)
-    _write_group(
-        group / "trials.json",
-        {
-            "schema_version": GROUP_SCHEMA_VERSION,
-            "kind": "trials",
-            "scenario_name": job.scenario.name,
-            "scenario": job.scenario.scenario,
-            "batch_size": batch,
-            "profile": job.profile,
-            "requested": trials,
-            "runs": runs,
-            "metric": metric,
-            "stats": stats.to_dict(),
-        },
+    trials_file = TrialsFile(
+        scenario_name=job.scenario.name,
+        scenario=job.scenario.scenario,
+        batch_size=batch,
+        profile=job.profile,
+        requested=trials,
+        runs=tuple(runs),
+        metric=metric,
+        stats=stats,
     )
+    write_trials(group / TRIALS_FILE, trials_file)
     if stream is not None:
         stream.write(render_trials(job.scenario.name, metric, stats) + "\n")
     return group
@@ -112,7 +120,7 @@ def run_batch_sweep(
 ) -> Path:
     """Offline throughput at growing batch sizes until it saturates or memory runs out."""
     if job.scenario.scenario != "Offline":
-        raise RunError(f"{job.scenario_path}: sweeps need an Offline scenario (batching)")
+        raise RunError(f"{job.spec.scenario_path}: sweeps need an Offline scenario (batching)")
     sweep = create_run_dir(job.out_root, model=_model_name(job), scenario="Offline-sweep")
     dirs: dict[int, str] = {}
 
@@ -121,31 +129,23 @@ def run_batch_sweep(
         point.mkdir()
         run_trials(job, trials, root=point, batch_size=batch, stream=stream)
         dirs[batch] = point.name
-        stats = json.loads((point / "trials.json").read_text())["stats"]
-        return TrialStats.from_dict(stats)
+        return read_trials(point / TRIALS_FILE).stats
 
     outcome = run_sweep(measure, batches=batches or list(sweep_batches()), is_oom=is_out_of_memory)
-    _write_group(
-        sweep / "sweep.json",
-        {
-            "schema_version": GROUP_SCHEMA_VERSION,
-            "kind": "sweep",
-            "scenario_name": job.scenario.name,
-            "profile": job.profile,
-            "points": [
-                {
-                    "batch_size": p.batch_size,
-                    "dir": dirs[p.batch_size],
-                    "samples_per_second": p.stats.to_dict(),
-                }
-                for p in outcome.points
-            ],
-            "saturation_batch": outcome.saturation_batch,
-            "best_batch": outcome.best_batch,
-            "stopped": outcome.stopped,
-            "limit": None if outcome.limit is None else outcome.limit.to_dict(),
-        },
+    points = tuple(
+        SweepFilePoint(batch_size=p.batch_size, dir=dirs[p.batch_size], samples_per_second=p.stats)
+        for p in outcome.points
     )
+    sweep_file = SweepFile(
+        scenario_name=job.scenario.name,
+        profile=job.profile,
+        points=points,
+        saturation_batch=outcome.saturation_batch,
+        best_batch=outcome.best_batch,
+        stopped=outcome.stopped,
+        limit=outcome.limit,
+    )
+    write_sweep(sweep / SWEEP_FILE, sweep_file)
     return sweep
 
 
@@ -168,82 +168,38 @@ def render_trials(name: str, metric: str, stats: TrialStats) -> str:
 
 
 def _child(job: Job, out: Path, name: str | None, batch: int, stream: IO[str] | None) -> Path:
-    command = [
-        sys.executable,
-        "-m",
-        "harness.cli",
-        "run",
-        str(job.scenario_path),
-        "--trials",
-        "1",
-        "--profile",
-        job.profile,
-        "--hw",
-        job.hw,
-        "--out",
-        str(out),
-        "--batch-size",
-        str(batch),
-        *(["--name", name] if name else []),
-        *(["--model", str(job.model)] if job.model else []),
-        *(["--strict"] if job.strict else []),
-        *job.extra,
-    ]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as child:
-        held = _forward(child, stream)
-        code = child.wait()
-    if code in (0, 1) and held:
-        return Path(held)
-    raise _failure(code, out, name)
+    """One run directory under `out`, measured by worker processes; its summary to `stream`."""
+    spec = job.spec
+    if batch != spec.scenario.batch_size:
+        spec = _with_batch(spec, batch)
+    run_dir = new_run_dir(spec, out, name)
+    run_one(spec, run_dir, launch=job.launch or pipeline.launch_worker, progress=sys.stderr)
+    if stream is not None:
+        stream.write(render_summary(load_result(run_dir), str(run_dir)) + "\n\n")
+    return run_dir
 
 
-def _forward(child: subprocess.Popen[str], stream: IO[str] | None) -> str | None:
-    """Echo the child's output but its last line, which is its run directory."""
-    held: str | None = None
-    if child.stdout is None:
-        return None
+def _with_batch(spec: RunSpec, batch: int) -> RunSpec:
     try:
-        for line in child.stdout:
-            if held is not None and stream is not None:
-                stream.write(held)
-            held = line
-    except KeyboardInterrupt:  # the child got the same Ctrl-C and marks its run
-        child.wait()
-        raise
-    return held.strip() if held and held.strip() else None
-
-
-def _failure(code: int, out: Path, name: str | None) -> ChildRunError:
-    if code == 130:
-        raise KeyboardInterrupt
-    cause = f"exit code {code}" if code >= 0 else f"killed by signal {-code}"
-    if name is not None and (out / name / INCOMPLETE_FILE).is_file():
-        cause = (out / name / INCOMPLETE_FILE).read_text(encoding="utf-8").strip() + f" ({cause})"
-    where = out / name if name else out
-    return ChildRunError(f"{where}: run failed: {cause}", cause, code if code > 0 else 5)
+        scenario = dataclasses.replace(spec.scenario, batch_size=batch)
+    except ValueError as exc:
+        raise RunError(f"{spec.scenario_path}: batch size {batch}: {exc}") from None
+    return dataclasses.replace(spec, scenario=scenario)
 
 
 def _metric(scenario: Scenario) -> tuple[str, bool]:
     if scenario.scenario == "SingleStream":
-        return "latency_ns.p90", False
-    return "samples_per_second", True
+        return LATENCY_P90, False
+    return SAMPLES_PER_SECOND, True
 
 
 def _values(results: Sequence[RunResult], metric: str) -> list[float]:
-    values = []
-    for result in results:
-        value: Any = result
-        for part in metric.split("."):
-            value = value[part] if isinstance(value, dict) else getattr(value, part)
-        if value is None:
-            raise HarnessError(f"{result.run_id}: has no {metric}")
-        values.append(float(value))
+    values = metric_values(results, metric)  # a run without the value is left out
+    if not values:
+        names = ", ".join(r.run_id for r in results)
+        raise HarnessError(f"no run has a value of {metric} ({names})")
     return values
 
 
 def _model_name(job: Job) -> str:
-    return job.model.stem if job.model is not None else job.scenario.model.name
-
-
-def _write_group(path: Path, data: dict[str, Any]) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+    return job.spec.model_name

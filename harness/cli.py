@@ -12,22 +12,15 @@ from typing import TYPE_CHECKING
 
 from harness import __version__
 from harness.config import ProfileName, Scenario, Suite, is_suite_file, load_scenario, load_suite
-from harness.errors import ConfigError, HarnessError, run_reporting_errors
+from harness.errors import ConfigError, HarnessError, exit_code_table, run_reporting_errors
+from harness.images import HW_TARGETS
 from harness.report.summary import render_summary
-from harness.result import load_result
 
 if TYPE_CHECKING:
     from harness.campaign import Job
+    from harness.pipeline import Launcher
 
-EXIT_CODES = """exit codes:
-  0    success (every run LoadGen-VALID)
-  1    a run finished but LoadGen judged it INVALID
-  2    bad configuration or option (scenario YAML, suite, command line)
-  3    model file missing, invalid or unsupported
-  4    hardware target or execution provider unavailable
-  5    inference failed during a run (its directory is marked INCOMPLETE)
-  6    result directory not readable or not writable
-  130  interrupted (Ctrl-C); the run directory is marked INCOMPLETE"""
+EXIT_CODES = exit_code_table()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,6 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("names", nargs="*", help="zoo model names (default: those the suite needs)")
     build.add_argument("--suite", default="quick", help="suite whose models to build")
     build.set_defaults(func=_models_build)
+    _image_verbs(verbs)
 
     run = verbs.add_parser("run", help="run one scenario")
     run.add_argument("scenario", type=Path, help="scenario YAML file")
@@ -63,7 +57,6 @@ def _parser() -> argparse.ArgumentParser:
         "--model", type=Path, help="run this ONNX file instead of the scenario's model"
     )
     run.add_argument("--batch-size", type=int, help="override the scenario's batch size")
-    run.add_argument("--name", help=argparse.SUPPRESS)  # trial directories inside a group
     _common(run, profile_default="quick")
     run.set_defaults(func=_run)
 
@@ -111,6 +104,26 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _image_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    image = verbs.add_parser("image", help="build or find HW's Docker image (`make image`)")
+    actions = image.add_subparsers(dest="action", required=True, metavar="ACTION")
+    build = actions.add_parser("build", help="build docker/<hw> from build/wheels/<hw>, offline")
+    build.add_argument("--hw", choices=HW_TARGETS, default="cpu")
+    build.add_argument("--base-image", help="override the Dockerfile's pinned BASE_IMAGE")
+    build.add_argument("--tag", help="image tag (default: beyond-tops/<hw>:<version>-<commit>)")
+    build.set_defaults(func=_image_build)
+    ensure = actions.add_parser("ensure", help="print this commit's image, building it if missing")
+    ensure.add_argument("--hw", choices=HW_TARGETS, default="cpu")
+    ensure.set_defaults(func=_image_ensure)
+    gpus = actions.add_parser(
+        "gpus", help="check that Docker gives containers the GPUs; print the `docker run` flags"
+    )
+    gpus.add_argument("--image", help="image to probe with (default: this commit's nvidia image)")
+    gpus.set_defaults(func=_image_gpus)
+    digest = actions.add_parser("source-digest", help="sha256 of the harness wheel's sources")
+    digest.set_defaults(func=_image_source_digest)
+
+
 def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> None:
     parser.add_argument(
         "--profile",
@@ -144,6 +157,23 @@ def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> 
         default=Path("results/runs"),
         help="directory for run directories (default: results/runs)",
     )
+    parser.add_argument(
+        "--runner",
+        choices=("local", "docker"),
+        default="local",
+        help="where each worker runs: local (this install) or docker (HW's image, built if "
+        "missing; --out is mounted at its own path)",
+    )
+    parser.add_argument(
+        "--image", help="with --runner docker: run this image (tag or ID) instead of this commit's"
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="with --runner docker: the host's model and engine cache, mounted at /cache "
+        "(default: BEYOND_TOPS_CACHE, else ~/.cache/beyond-tops)",
+    )
+    parser.set_defaults(launcher=None)
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -176,14 +206,11 @@ def _run(args: argparse.Namespace) -> int:
     precisions = _precisions(args)
     jobs = [_job(args.scenario, args, args.profile, args.model, p) for p in precisions]
     trials = trials_count(jobs[0], args.trials)
-    if trials == 1 and len(jobs) == 1:  # in this process
-        run_dir, valid = _run_one(jobs[0].scenario, args, model=args.model)
-        print(run_dir)
-        return 0 if valid else 1
-    groups = [run_trials(job, trials, stream=sys.stdout) for job in jobs]
-    for group in groups:
-        print(group)
-    return max(_group_status(group) for group in groups)
+    _prepare(args)
+    paths = [run_trials(job, trials, stream=sys.stdout) for job in jobs]
+    for path in paths:
+        print(path)
+    return max(_group_status(path) for path in paths)
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -196,6 +223,7 @@ def _bench(args: argparse.Namespace) -> int:
         for name in suite.scenarios
         for precision in _precisions(args)
     ]
+    _prepare(args)
     done: list[Path] = []
     status = 0
     for job in jobs:
@@ -217,6 +245,7 @@ def _sweep(args: argparse.Namespace) -> int:
 
     job = _job(args.scenario, args, args.profile, model=args.model)
     batches = [int(b) for b in args.batches.split(",")] if args.batches else None
+    _prepare(args)
     sweep = run_batch_sweep(job, trials_count(job, args.trials), batches=batches, stream=sys.stdout)
     data = json.loads((sweep / "sweep.json").read_text())
     print(
@@ -235,13 +264,13 @@ def _job(
     precision: str | None = None,
 ) -> Job:
     from harness.campaign import Job  # imports the analysis stack; only when running
+    from harness.pipeline import RunSpec
 
     scenario = load_scenario(path)
     if precision is not None:
         scenario = _with_precision(scenario, precision, path)
     if getattr(args, "batch_size", None) is not None:
         scenario = _with_batch(scenario, args.batch_size, path)
-    extra: tuple[str, ...] = ("--precision", precision) if precision else ()
     if getattr(args, "providers", None):
         from harness.runtime.targets import get_target, selected_providers
 
@@ -252,17 +281,37 @@ def _job(
             raise ConfigError(f"--providers: {exc}") from None
         runtime = dataclasses.replace(scenario.runtime, providers=names)
         scenario = dataclasses.replace(scenario, runtime=runtime)
-        extra += ("--providers", ",".join(names))
-    return Job(
-        scenario_path=path,
+    spec = RunSpec(
         scenario=scenario,
+        scenario_path=path,
         profile=_profile(profile),
         hw=args.hw,
-        out_root=args.out,
-        model=model,
+        model_override=model,
         strict=args.strict,
-        extra=extra,
     )
+    return Job(spec=spec, out_root=args.out, launch=_launcher(args))
+
+
+def _launcher(args: argparse.Namespace) -> Launcher | None:
+    """None: workers run in this install. docker: one launcher, so one image, for the command."""
+    if args.runner == "local":
+        for option in ("image", "cache"):
+            if getattr(args, option) is not None:
+                raise ConfigError(f"--{option}: only with --runner docker")
+        return None
+    if args.launcher is None:
+        from harness.containers import DockerLauncher, DockerRun
+
+        run = DockerRun(hw=args.hw, results=args.out, image=args.image, cache=args.cache)
+        args.launcher = DockerLauncher(run)
+    launcher: Launcher = args.launcher
+    return launcher
+
+
+def _prepare(args: argparse.Namespace) -> None:
+    """With --runner docker: connect, find or build the image, once, after every file parsed."""
+    if args.launcher is not None:
+        args.launcher.prepare()
 
 
 def _precisions(args: argparse.Namespace) -> list[str | None]:
@@ -295,40 +344,42 @@ def _group_status(path: Path) -> int:
     return 0 if valid and all(valid) else 1
 
 
-def _run_one(
-    scenario: Scenario,
-    args: argparse.Namespace,
-    *,
-    model: Path | None = None,
-    profile: str | None = None,
-) -> tuple[Path, bool]:
-    from harness.runner import RunRequest, run
-
-    request = RunRequest(
-        scenario=scenario,
-        profile=_profile(profile or args.profile),
-        hw=args.hw,
-        model_override=model,
-        out_root=args.out,
-        strict=args.strict,
-        run_name=getattr(args, "name", None),
-    )
-    print(
-        f"== {scenario.name} ({scenario.scenario}, {request.profile} profile, HW={args.hw})",
-        file=sys.stderr,
-    )
-    run_dir, result = run(request, progress=sys.stderr)
-    print(render_summary(result, str(run_dir)))
-    print()
-    return run_dir, result.valid
-
-
 def _profile(value: str) -> ProfileName:
     if value == "quick":
         return "quick"
     if value == "submission":
         return "submission"
     raise ConfigError(f"profile: {value!r} is not allowed (allowed: quick, submission)")
+
+
+def _image_build(args: argparse.Namespace) -> int:
+    from harness.images import build_image
+
+    image = build_image(args.hw, base_image=args.base_image, tag=args.tag, progress=sys.stderr)
+    print(f"{image.id} {image.tag}")
+    return 0
+
+
+def _image_ensure(args: argparse.Namespace) -> int:
+    from harness.images import ensure_image
+
+    image = ensure_image(args.hw, progress=sys.stderr)
+    print(f"{image.id} {image.tag}")
+    return 0
+
+
+def _image_gpus(args: argparse.Namespace) -> int:
+    from harness.containers import gpu_flags
+
+    print(" ".join(gpu_flags(args.image, progress=sys.stderr)))
+    return 0
+
+
+def _image_source_digest(args: argparse.Namespace) -> int:
+    from harness.images import source_digest
+
+    print(source_digest())
+    return 0
 
 
 def _fingerprint(args: argparse.Namespace) -> int:
@@ -396,6 +447,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from harness.results.runfile import load_result
+
     for run_dir in args.run_dirs:
         print(render_summary(load_result(run_dir), str(run_dir)))
     return 0

@@ -199,6 +199,18 @@ def load_scenario(path: Path) -> Scenario:
     return _load(path, Scenario)
 
 
+def scenario_from_dict(data: Any, where: str) -> Scenario:
+    """A scenario from its JSON form (a job file), checked as strictly as a YAML file."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: scenario: expected a mapping of keys")
+    return _build(Scenario, data, where, "")
+
+
+def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
+    """The JSON form of a resolved scenario; `scenario_from_dict` reads it back unchanged."""
+    return dataclasses.asdict(scenario)
+
+
 def load_suite(path: Path) -> Suite:
     """Read a suite YAML file (a list of scenario files relative to it)."""
     return _load(path, Suite)

@@ -6,9 +6,15 @@ import os
 import secrets
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ResultError
+
+# A run directory's layout, in one place.
+INCOMPLETE_FILE = "INCOMPLETE"  # present while a run directory holds no finished result
+RESULT_FILE = "result.json"
+ACCURACY_DIR = "accuracy"  # the accuracy test, where MLPerf's submission layout puts it
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -75,3 +81,33 @@ def _umask() -> int:
 
 def _safe(name: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Incomplete:
+    """Why a run directory holds no result: the cause, and the exit code when it failed."""
+
+    cause: str
+    exit_code: int | None = None
+
+
+def mark_incomplete(run_dir: Path, cause: str, exit_code: int | None = None) -> None:
+    """Write INCOMPLETE: the cause on its first line, then `exit_code: N` when known."""
+    text = cause.strip() + "\n" + (f"exit_code: {exit_code}\n" if exit_code is not None else "")
+    atomic_write_text(run_dir / INCOMPLETE_FILE, text)
+
+
+def read_incomplete(run_dir: Path) -> Incomplete | None:
+    """The INCOMPLETE marker of a run directory, or None when there is none."""
+    try:
+        lines = (run_dir / INCOMPLETE_FILE).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    code = next((ln.split(":", 1)[1] for ln in lines[1:] if ln.startswith("exit_code:")), None)
+    cause = lines[0] if lines else "no cause recorded"
+    return Incomplete(cause=cause, exit_code=int(code) if code and code.strip().isdigit() else None)
+
+
+def mark_complete(run_dir: Path) -> None:
+    """Remove INCOMPLETE once the run directory holds its finished result."""
+    (run_dir / INCOMPLETE_FILE).unlink(missing_ok=True)

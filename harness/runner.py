@@ -2,49 +2,35 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import platform
 import re
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
 
-import harness
-from harness.accuracy_run import AccuracyJob, run_accuracy
-from harness.analysis.flops import count_flops
-from harness.analysis.peaks import resolve_peak
-from harness.analysis.utilization import utilization
+from harness.accuracy_run import AccuracyJob, read_accuracy_block, run_accuracy
 from harness.config import ProfileName, Scenario
 from harness.data import SampleSource
 from harness.errors import HarnessError, RunError
-from harness.files import atomic_write_text, create_run_dir
+from harness.files import ACCURACY_DIR, atomic_write_text, create_run_dir
+from harness.job import Job
 from harness.loadgen import conf as lgconf
-from harness.loadgen.logparse import (
-    effective_settings,
-    latency_percentiles_ns,
-    parse_detail_log,
-)
+from harness.loadgen.logparse import parse_detail_log
 from harness.loadgen.sut import Executor, OfflineSUT, SampleStore, SingleStreamSUT, make_sut
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
 from harness.modelprep import PreparedModel, prepare, sample_source
 from harness.models.registry import cache_root
-from harness.models.validate import ModelInfo
-from harness.observe import Survey, TelemetryWindow, image_info, survey
-from harness.result import INCOMPLETE_FILE, RunResult, write_result
+from harness.observe import Survey, TelemetryWindow, survey
+from harness.results.build import Measured as _Measured
+from harness.results.build import Requested, build_result
+from harness.results.records import RunResult
+from harness.results.runfile import INCOMPLETE_FILE, write_result
 from harness.runtime.executors import DeviceExecutor, HostExecutor, executor_for
-from harness.runtime.session import (
-    Session,
-    SessionRequest,
-    TensorSpec,
-    create_session,
-    onnxruntime_version,
-)
+from harness.runtime.session import Session, SessionRequest, TensorSpec, create_session
 from harness.runtime.targets import get_target
 
 
@@ -103,6 +89,127 @@ def run(request: RunRequest, *, progress: IO[str] | None = None) -> tuple[Path, 
     return run_dir, result
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Prepared:
+    """What both LoadGen tests need before they start: the machine, model, session, data."""
+
+    machine: Survey
+    model: PreparedModel
+    session: Session
+    source: SampleSource
+    warnings: list[str]
+
+
+def _prepare(request: RunRequest, progress: IO[str] | None) -> _Prepared:
+    target = get_target(request.hw)
+    machine = survey(request.hw, profile=request.profile, strict=request.strict)
+    isa = machine.fingerprint.to_dict().get("cpu", {}).get("isa") or []
+    model = prepare(
+        request.scenario, target=target, cpu_isa=isa, model_override=request.model_override
+    )
+    warnings = list(model.warnings)
+    for warning in [*(str(w) for w in machine.warnings), *warnings]:
+        if progress is not None:
+            progress.write(f"  warning: {warning}\n")
+    session = create_session(
+        SessionRequest(
+            model_path=model.info.path,
+            runtime=request.scenario.runtime,
+            target=target,
+            dims=model.dims,
+            cache_dir=cache_root() / "engines",
+        )
+    )
+    warnings += _placement_warnings(session)
+    source = sample_source(request.scenario, session)
+    return _Prepared(
+        machine=machine, model=model, session=session, source=source, warnings=warnings
+    )
+
+
+def run_performance(job: Job, *, progress: IO[str] | None = None) -> RunResult | lgconf.Expectation:
+    """The job's timed LoadGen test, in this process's one LoadGen settings load.
+
+    Returns the run's result, or, when LoadGen ended a first attempt before its minimum
+    duration because the warm-up misjudged the speed, the expectation to re-run with.
+    """
+    request = _request(job)
+    ready = _prepare(request, progress)
+    scenario = request.scenario
+    executor = _executor(scenario, ready.session)
+    warmup = _warm_up(scenario, executor, ready.session.inputs, ready.source)
+    # LoadGen sizes its run from these; the fastest warm-up query errs on the side of a run
+    # that is too long rather than one that ends before its minimum duration (INVALID).
+    expected = (
+        lgconf.Expectation(**vars(job.expected))
+        if job.expected is not None
+        else lgconf.Expectation(
+            latency_ns=warmup["min_latency_ns"],
+            samples_per_second=scenario.batch_size * 1e9 / warmup["min_latency_ns"],
+        )
+    )
+    attempt = _Attempt(
+        request=request, run_dir=job.run_dir, session=ready.session, source=ready.source
+    )
+    plan, window, power, _ = attempt.run(executor, _model_key(request), expected, progress)
+    retry = _retry_expectation(scenario, job.run_dir, expected)
+    if retry is not None and job.attempt == 1:
+        return retry
+    warnings = ready.warnings
+    if job.previous_attempt is not None:
+        warnings.append(
+            "LoadGen's first attempt ended before its minimum duration (the warm-up "
+            "under-estimated the speed); re-run sized from the measured speed; the first "
+            f"attempt's logs are in {job.previous_attempt}/"
+        )
+    measured = _Measured(
+        info=ready.model.info,
+        session=ready.session,
+        plan=plan,
+        warmup=warmup,
+        window=window,
+        warnings=warnings,
+        data_path=executor.data_path,
+        machine=ready.machine,
+        telemetry=power,
+        accuracy=read_accuracy_block(job.run_dir / ACCURACY_DIR),
+        precision=ready.model.precision,
+    )
+    return _result(request, job.run_dir, measured)
+
+
+def run_accuracy_test(job: Job, *, progress: IO[str] | None = None) -> None:
+    """The job's LoadGen AccuracyOnly test into its run directory, scored and written."""
+    request = _request(job)
+    ready = _prepare(request, None)
+    accuracy_job = AccuracyJob(
+        scenario=request.scenario,
+        profile=request.profile,
+        run_dir=job.run_dir,
+        model_key=_model_key(request),
+        expected=None,
+    )
+    run_accuracy(accuracy_job, ready.model, ready.session, ready.source, progress)
+
+
+def _request(job: Job) -> RunRequest:
+    return RunRequest(
+        scenario=job.scenario,
+        profile=job.profile,
+        hw=job.hw,
+        model_override=job.model_override,
+        out_root=job.run_dir.parent,
+        strict=job.strict,
+        run_name=job.run_dir.name,
+    )
+
+
+def _model_key(request: RunRequest) -> str:
+    # LoadGen's config parser splits on whitespace: derive a key it can read.
+    name = request.scenario.model.loadgen_name
+    return name or re.sub(r"[^A-Za-z0-9_.-]", "_", _model_name(request))
+
+
 def _measure(
     request: RunRequest,
     run_dir: Path,
@@ -143,7 +250,7 @@ def _measure(
     job = AccuracyJob(
         scenario=scenario,
         profile=request.profile,
-        run_dir=run_dir,
+        run_dir=run_dir / ACCURACY_DIR,
         model_key=model_key,
         expected=expected,
     )
@@ -341,138 +448,11 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
 
 
-@dataclass(frozen=True, kw_only=True)
-class _Measured:
-    info: ModelInfo
-    session: Session
-    plan: TestPlan
-    warmup: Mapping[str, Any]
-    window: Window
-    warnings: list[str]
-    data_path: str
-    machine: Survey
-    telemetry: dict[str, Any] | None
-    accuracy: dict[str, Any]
-    precision: dict[str, Any]
-
-
 def _result(request: RunRequest, run_dir: Path, measured: _Measured) -> RunResult:
-    info, session, plan = measured.info, measured.session, measured.plan
-    warmup, window, warnings = measured.warmup, measured.window, measured.warnings
-    data_path = measured.data_path
-    log = parse_detail_log(run_dir / "mlperf_log_detail.txt")
-    scenario = request.scenario
-    valid = log.get("result_validity") == "VALID"
-    warnings = [str(w) for w in measured.machine.warnings] + warnings
-    reasons = list(log.get("result_invalid_reason", []))
-    sps = log.get("result_samples_per_second")
-    if sps is None and log.get("result_qps_with_loadgen_overhead") is not None:
-        sps = float(log.get("result_qps_with_loadgen_overhead"))
-    return RunResult(
-        run_id=run_dir.name,
-        created_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        scenario=scenario.scenario,
-        scenario_name=scenario.name,
-        mode=plan.mode,
+    requested = Requested(
+        scenario=request.scenario,
         profile=request.profile,
-        submission_valid=valid
-        and request.profile == "submission"
-        and not log.errors
-        and bool(measured.accuracy.get("passed")),
-        valid=valid,
-        invalid_reasons=reasons,
-        loadgen_errors=list(log.errors),
-        latency_ns=latency_percentiles_ns(log),
-        samples_per_second=None if sps is None else float(sps),
-        qps_with_loadgen_overhead=_float(log.get("result_qps_with_loadgen_overhead")),
-        qps_without_loadgen_overhead=_float(log.get("result_qps_without_loadgen_overhead")),
-        batch_size=scenario.batch_size,
-        model={
-            "name": _model_name(request),
-            "path": str(info.path),
-            "sha256": info.sha256,
-            "precision": scenario.model.precision,
-            "opset": info.opset,
-            "dims": session.settings["free_dimension_overrides"],
-        },
-        hardware=_hardware(request.hw, measured.machine),
-        providers=list(session.providers),
-        runtime={**session.settings, "data_path": data_path},
-        versions=_versions(),
-        settings=effective_settings(log),
-        loadgen_config={
-            "model_key": plan.model_key,
-            "mlperf_conf_sha256": lgconf.sha256_text(plan.mlperf_conf.read_text()),
-            "user_conf_sha256": lgconf.sha256_text(plan.user_conf.read_text()),
-        },
-        warmup=dict(warmup),
-        window={"duration_s": round((window.end_ns - window.start_ns) / 1e9, 3)},
-        warnings=warnings,
-        preflight=[w.to_dict() for w in measured.machine.warnings],
-        fingerprint=measured.machine.fingerprint.to_dict(),
-        telemetry=measured.telemetry,
-        image=image_info(),
-        accuracy=measured.accuracy,
-        precision=measured.precision,
-        utilization=_utilization(
-            request, info.path, session.settings["free_dimension_overrides"], sps, measured.machine
-        ),
-    )
-
-
-def _utilization(
-    request: RunRequest, model: Path, dims: Mapping[str, int], sps: Any, machine: Survey
-) -> dict[str, Any]:
-    """Achieved FLOP/s against the peak of the precision used, at the shapes actually run."""
-    batch = request.scenario.batch_size
-    count = count_flops(model, dims=dims)
-    peak = resolve_peak(
         hw=request.hw,
-        precision=request.scenario.model.precision,
-        fingerprint=machine.fingerprint.to_dict(),
-        override_tflops=request.scenario.peak_tflops,
+        model_name=_model_name(request),
     )
-    block = utilization(
-        samples_per_second=None if sps is None else float(sps),
-        flops_per_sample=count.flops / batch,
-        macs_per_sample=count.macs / batch,
-        peak=peak,
-    )
-    share = block.get("utilization")
-    if share is not None and share > 1:
-        # A peak below what was measured proves its assumptions wrong (usually the clock:
-        # VMs show the nominal clock and no boost); say so rather than print > 100 % quietly.
-        block["note"] = (
-            f"achieved exceeds the computed peak ({share * 100:.0f} %): the peak's assumptions "
-            "do not hold on this machine (often the clock); set peak_tflops in the scenario"
-        )
-    block["approximations"] = list(count.approximations)
-    block["unknown_ops"] = list(count.unknown_ops)
-    return block
-
-
-def _hardware(hw: str, machine: Survey) -> dict[str, Any]:
-    data = machine.fingerprint.to_dict()
-    cpu = data.get("cpu", {})
-    return {
-        "target": hw,
-        "fingerprint_id": machine.fingerprint.fingerprint_id,
-        "cpu_model": cpu.get("model"),
-        "usable_cpus": cpu.get("usable_cpus"),
-        "gpus": [gpu.get("name") for gpu in data.get("gpus", [])],
-    }
-
-
-def _versions() -> dict[str, str]:
-    versions = {
-        "harness": harness.__version__,
-        "python": platform.python_version(),
-        "onnxruntime": onnxruntime_version(),
-    }
-    for dist, key in (("mlcommons-loadgen", "loadgen"), ("numpy", "numpy"), ("onnx", "onnx")):
-        versions[key] = metadata.version(dist)
-    return versions
-
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)
+    return build_result(requested, run_dir, measured)

@@ -7,13 +7,14 @@
 #
 # 1. the host's GPUs and driver (nvidia-smi)
 # 2. Docker, this commit's nvidia image (built if missing), and whether the daemon really starts
-#    that image with the bench's own device request (`harness.container gpus`: `--gpus all`
+#    that image with the bench's own device request (`harness image gpus`: `--gpus all`
 #    needs only the toolkit's hook, a CDI spec is the fallback)
 # 3. inside the image, through its own entrypoint (NGC's sets up the driver and CUDA forward
 #    compatibility): the GPUs, ldd of onnxruntime's provider libraries, where TensorRT and CUDA
 #    really place every node (CPU fallback disabled, counted from a profile) and whether the
 #    TensorRT engine and timing caches get written, `harness fingerprint` and `harness doctor`
-# 4. the suite on HW=nvidia: each run's providers and image, and the engines it cached
+# 4. the suite on HW=nvidia (`harness bench --runner docker`: each worker in the image): each
+#    run's providers and image, and the engines it cached
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,11 +43,11 @@ section "2. Docker, the nvidia image, and the GPUs through Docker"
 "$PYTHON" - <<'EOF' || fail "Docker is not usable (see above)"
 import sys
 
-from harness import container
+from harness import images
 from harness.errors import HarnessError
 
 try:
-    client = container.connect()
+    client = images.connect()
 except HarnessError as exc:
     sys.exit(f"error: {exc}")
 version, info = client.version(), client.info()
@@ -54,13 +55,13 @@ print(f"Docker {version['Version']} (API {version['ApiVersion']})")
 print(f"  runtimes: {', '.join(sorted(info.get('Runtimes') or {}))}")
 print(f"  CDI spec dirs: {', '.join(info.get('CDISpecDirs') or []) or 'none'}")
 EOF
-ensured="$("$PYTHON" -m harness.container ensure --hw nvidia)" \
+ensured="$("$PYTHON" -m harness.cli image ensure --hw nvidia)" \
   || fail "no nvidia image (run \`make wheels HW=nvidia\` first?)"
 read -r image_id image_tag <<<"$(tail -n 1 <<<"$ensured")"
 echo "image $image_tag ($image_id)"
 docker image inspect --format '{{range $k, $v := .Config.Labels}}{{printf "  %s=%s\n" $k $v}}{{end}}' \
   "$image_id"
-flags="$("$PYTHON" -m harness.container gpus --image "$image_tag")" \
+flags="$("$PYTHON" -m harness.cli image gpus --image "$image_tag")" \
   || fail "Docker cannot hand GPUs to containers (see above)"
 read -r -a gpu_flags <<<"$flags"
 echo "the daemon starts the image with the GPUs: docker run ${gpu_flags[*]}"
@@ -78,8 +79,8 @@ in_image harness doctor --hw nvidia || fail "harness doctor found a problem"
 
 section "4. the $SUITE suite on HW=nvidia"
 status=0
-"$PYTHON" -m harness.container bench --hw nvidia --suite "$SUITE" --image "$image_tag" \
-  --results "$results" --cache "$CACHE" || status=$?
+"$PYTHON" -m harness.cli bench "$SUITE" --hw nvidia --runner docker --image "$image_tag" \
+  --out "$results" --cache "$CACHE" || status=$?
 "$PYTHON" - "$results" "$image_id" <<'EOF' || fail "the runs did not use the GPU image as expected"
 import json
 import sys

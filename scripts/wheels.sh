@@ -33,7 +33,7 @@ for wheel in "$deps"/*.whl; do
 done
 
 # Digest the sources first: a file changed during the build then marks the wheel stale.
-source="$("$python" -m harness.container source-digest)"
+source="$("$python" -m harness.cli image source-digest)"
 # setuptools builds in build/lib, where a deleted module would linger and ship: start clean.
 rm -rf "$own" build/lib build/bdist.*
 mkdir -p "$own"

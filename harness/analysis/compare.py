@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.analysis.groups import Group, values_of
+from harness.analysis.groups import Group
 from harness.analysis.stats import welch_t_test
 from harness.errors import ConfigError
-from harness.fingerprint.fingerprint import Fingerprint, compare_fingerprints
-from harness.result import RunResult
+from harness.fingerprint.fingerprint import compare_fingerprints
+from harness.results.metrics import SAMPLES_PER_SECOND, metric_values, source_metric
+from harness.results.records import RunResult, Versions
 
 # LoadGen settings the harness derives from the measured speed (expected QPS or latency from
 # the warm-up, and the Offline query size that follows from it): they differ whenever the
@@ -23,13 +24,17 @@ SPEED_DERIVED_SETTINGS = frozenset(
     {"target_qps", "target_latency_ns", "samples_per_query", "min_sample_count"}
 )
 IGNORED_SETTINGS = SPEED_DERIVED_SETTINGS | {"scenario"}
-RUNTIME_PACKAGES = (("onnxruntime", "onnxruntime"), ("loadgen", "mlcommons-loadgen"))
+# (package, its version in a result): the runtime packages that must match.
+RUNTIME_PACKAGES: tuple[tuple[str, Callable[[Versions], str]], ...] = (
+    ("onnxruntime", lambda v: v.onnxruntime),
+    ("mlcommons-loadgen", lambda v: v.loadgen),
+)
 HARDWARE_PREFIXES = ("cpu.", "memory.", "gpus")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Metric:
-    """A result.json path with its display label, unit, scale and direction."""
+    """A metric (harness.results.metrics name) with its display label, unit, scale, direction."""
 
     key: str
     label: str
@@ -49,7 +54,7 @@ class Metric:
 
 
 THROUGHPUT = Metric(
-    key="samples_per_second",
+    key=SAMPLES_PER_SECOND,
     label="throughput",
     unit="samples/s",
     higher_is_better=True,
@@ -92,7 +97,7 @@ UTILIZATION = (
         spec=".3f",
     ),
     Metric(
-        key="utilization.utilization",
+        key="utilization.fraction_of_peak",
         label="utilization of peak",
         unit="%",
         higher_is_better=True,
@@ -137,17 +142,17 @@ class Comparison:
 def comparability_problems(a: RunResult, b: RunResult) -> list[str]:
     """Each difference that makes comparing a with b unfair, one line each (a's value first)."""
     problems = [
-        *_differs("model checksum", _short(a.model.get("sha256")), _short(b.model.get("sha256"))),
-        *_differs("precision", a.model.get("precision"), b.model.get("precision")),
+        *_differs("model checksum", a.model.sha256[:12], b.model.sha256[:12]),
+        *_differs("precision", a.model.precision, b.model.precision),
         *_differs("scenario", a.scenario, b.scenario),
-        *_differs("profile (quick vs submission)", a.profile, b.profile),
+        *_differs("profile (quick vs submission)", a.outcome.profile, b.outcome.profile),
     ]
-    for name, package in RUNTIME_PACKAGES:
-        problems += _differs(f"{package} version", a.versions.get(name), b.versions.get(name))
+    for package, version in RUNTIME_PACKAGES:
+        problems += _differs(f"{package} version", version(a.versions), version(b.versions))
     problems += _differs(
         "official mlperf.conf sha256",
-        _short(a.loadgen_config.get("mlperf_conf_sha256")),
-        _short(b.loadgen_config.get("mlperf_conf_sha256")),
+        a.loadgen_config.mlperf_conf_sha256[:12],
+        b.loadgen_config.mlperf_conf_sha256[:12],
     )
     for key in sorted((set(a.settings) | set(b.settings)) - IGNORED_SETTINGS):
         problems += _differs(f"LoadGen setting {key}", a.settings.get(key), b.settings.get(key))
@@ -164,7 +169,7 @@ def environment_differences(a: RunResult, b: RunResult) -> list[str]:
 
     The runtime packages are left out: comparability_problems reports them.
     """
-    runtime = tuple(f"software.packages.{package}:" for _, package in RUNTIME_PACKAGES)
+    runtime = tuple(f"software.packages.{package}:" for package, _ in RUNTIME_PACKAGES)
     return [
         line
         for line in _fingerprint_lines(a, b)
@@ -194,7 +199,7 @@ def compare(groups: Sequence[Group], *, alpha: float = 0.05) -> Comparison:
 
 
 def _row(metric: Metric, groups: Sequence[Group], alpha: float) -> Row:
-    first = values_of(groups[0].results, metric.key)
+    first = metric_values(groups[0].results, metric.key)
     first_value = statistics.median(first) if first else None
     reference = Cell(
         values=tuple(first),
@@ -204,7 +209,7 @@ def _row(metric: Metric, groups: Sequence[Group], alpha: float) -> Row:
         significant=None,
     )
     others = [
-        _cell(first, first_value, values_of(g.results, metric.key), alpha) for g in groups[1:]
+        _cell(first, first_value, metric_values(g.results, metric.key), alpha) for g in groups[1:]
     ]
     return Row(metric=metric, cells=(reference, *others))
 
@@ -224,19 +229,19 @@ def _cell(first: list[float], first_value: float | None, values: list[float], al
 
 def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
     """Energy per inference and samples/s/W for each power source any result reports."""
-    names = sorted({name for r in results for name in ((r.telemetry or {}).get("sources") or {})})
+    names = sorted({name for r in results if r.telemetry for name in r.telemetry.sources})
     return [
         metric
         for name in names
         for metric in (
             Metric(
-                key=f"telemetry.sources.{name}.energy_per_inference_mj",
+                key=source_metric(name, "energy_per_inference_mj"),
                 label=f"energy per inference, {name}",
                 unit="mJ",
                 higher_is_better=False,
             ),
             Metric(
-                key=f"telemetry.sources.{name}.samples_per_second_per_watt",
+                key=source_metric(name, "samples_per_second_per_watt"),
                 label=f"efficiency, {name}",
                 unit="samples/s/W",
                 higher_is_better=True,
@@ -268,14 +273,11 @@ def _info(groups: Sequence[Group]) -> tuple[tuple[str, tuple[str, ...]], ...]:
         ("scenario", [_first(g, lambda r: f"{r.scenario_name} ({r.scenario})") for g in groups]),
         ("batch size", [_first(g, lambda r: str(r.batch_size)) for g in groups]),
         ("trials", [_trials(g) for g in groups]),
-        ("profile", [_first(g, lambda r: r.profile) for g in groups]),
+        ("profile", [_first(g, lambda r: r.outcome.profile) for g in groups]),
         ("LoadGen verdict", [_verdict(g.results) for g in groups]),
         ("providers", [_first(g, lambda r: ",".join(r.providers)) for g in groups]),
         ("model", [_first(g, _model) for g in groups]),
-        (
-            "fingerprint",
-            [_first(g, lambda r: str(r.fingerprint.get("fingerprint_id"))) for g in groups],
-        ),
+        ("fingerprint", [_first(g, lambda r: r.fingerprint.fingerprint_id) for g in groups]),
     ]
     return tuple((name, tuple(values)) for name, values in rows)
 
@@ -285,7 +287,7 @@ def _first(group: Group, text: Callable[[RunResult], str]) -> str:
 
 
 def _model(result: RunResult) -> str:
-    return f"{result.model.get('name')} {result.model.get('precision')}"
+    return f"{result.model.name} {result.model.precision}"
 
 
 def _trials(group: Group) -> str:
@@ -294,7 +296,7 @@ def _trials(group: Group) -> str:
 
 
 def _verdict(results: Sequence[RunResult]) -> str:
-    invalid = sum(not r.valid for r in results)
+    invalid = sum(not r.outcome.valid for r in results)
     if not results:
         return "n/a"
     return "VALID" if not invalid else f"INVALID ({invalid} of {len(results)})"
@@ -304,14 +306,5 @@ def _differs(what: str, a: Any, b: Any) -> list[str]:
     return [] if a == b else [f"{what}: {a!r} != {b!r}"]
 
 
-def _short(sha: Any) -> Any:
-    return sha[:12] if isinstance(sha, str) else sha
-
-
 def _fingerprint_lines(a: RunResult, b: RunResult) -> list[str]:
-    return compare_fingerprints(_fingerprint(a), _fingerprint(b))
-
-
-def _fingerprint(result: RunResult) -> Fingerprint:
-    data: Mapping[str, Any] = result.fingerprint
-    return Fingerprint.from_dict(data)
+    return compare_fingerprints(a.fingerprint, b.fingerprint)

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from harness.analysis.stats import TrialStats
+from harness.analysis.stats import StopReason, SweepLimit, TrialStats
 from harness.errors import ResultError
-from harness.result import RESULT_FILE, RunResult, load_result
+from harness.results.groupfile import (
+    SWEEP_FILE,
+    TRIALS_FILE,
+    SweepFilePoint,
+    read_sweep,
+    read_trials,
+)
+from harness.results.records import RunResult
+from harness.results.runfile import RESULT_FILE, load_result
 
-TRIALS_FILE = "trials.json"
-SWEEP_FILE = "sweep.json"
-GROUP_SCHEMA_VERSION = 1
 GroupKind = Literal["run", "trials", "sweep"]
-_KINDS = {list: "a list", dict: "an object", str: "a string", int: "an integer"}
-RESULT_FIELDS = frozenset(f.name for f in fields(RunResult))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,8 +49,8 @@ class Sweep:
     points: tuple[GroupPoint, ...]
     saturation_batch: int | None
     best_batch: int | None
-    stopped: str
-    limit: Mapping[str, Any] | None
+    stopped: StopReason
+    limit: SweepLimit | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,20 +93,19 @@ def group_warnings(group: Group) -> list[tuple[str, str]]:
         ]
     limit = group.sweep.limit if group.sweep else None
     if limit is not None:
-        batch, error = limit.get("batch_size"), limit.get("error")
-        out.append(("sweep", f"stopped at batch {batch}: out of memory ({error})"))
+        out.append(("sweep", f"stopped at batch {limit.batch_size}: out of memory ({limit.error})"))
     for runs in group.all_runs:
         out += [(label, text) for label, _, r in group.labelled(runs) for text in _warnings(r)]
     return out
 
 
 def _warnings(r: RunResult) -> list[str]:
-    errors = (r.telemetry or {}).get("errors") or []
+    errors = r.telemetry.errors if r.telemetry is not None else ()
     return [
         *r.warnings,
-        *(f"LoadGen INVALID: {reason}" for reason in r.invalid_reasons),
-        *(f"LoadGen error: {error}" for error in r.loadgen_errors),
-        *(f"telemetry error, {e.get('source')}: {e.get('error')}" for e in errors),
+        *(f"LoadGen INVALID: {reason}" for reason in r.outcome.invalid_reasons),
+        *(f"LoadGen error: {error}" for error in r.outcome.loadgen_errors),
+        *(f"telemetry error, {e.source}: {e.error}" for e in errors),
     ]
 
 
@@ -128,28 +128,6 @@ def load_group(path: Path) -> Group:
     return Group(path=directory, kind=kind, label=label, runs=runs)
 
 
-def values_of(results: Sequence[RunResult], metric: str) -> list[float]:
-    """The metric's value in each result that has one; null or absent values are skipped.
-
-    Metrics are result.json paths: "samples_per_second", "latency_ns.p90",
-    "telemetry.sources.gpu0.avg_power_w".
-    """
-    head, *rest = metric.split(".")
-    if head not in RESULT_FIELDS:
-        raise ResultError(
-            f"unknown metric {metric!r}; use a result.json path such as "
-            "samples_per_second or latency_ns.p90"
-        )
-    values = []
-    for result in results:
-        value: Any = getattr(result, head, None)
-        for key in rest:
-            value = value.get(key) if isinstance(value, Mapping) else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            values.append(float(value))
-    return values
-
-
 def _load_runs(directory: Path) -> RunSet:
     if (directory / TRIALS_FILE).is_file():
         return _load_trials(directory)
@@ -169,78 +147,37 @@ def _load_runs(directory: Path) -> RunSet:
 
 
 def _load_trials(directory: Path) -> RunSet:
-    path = directory / TRIALS_FILE
-    data = _read_group_file(path, "trials")
-    runs = _field(data, path, "runs", list)
-    run_dirs = tuple(directory / str(name) for name in runs)
+    trials = read_trials(directory / TRIALS_FILE)
+    run_dirs = tuple(directory / name for name in trials.runs)
     return RunSet(
         path=directory,
         run_dirs=run_dirs,
         results=tuple(load_result(d) for d in run_dirs),
-        stats=_stats(_field(data, path, "stats", dict), path),
-        metric=str(_field(data, path, "metric", str)),
-        requested=int(_field(data, path, "requested", int)),
+        stats=trials.stats,
+        metric=trials.metric,
+        requested=trials.requested,
     )
 
 
 def _load_sweep(directory: Path) -> tuple[Sweep, RunSet]:
-    path = directory / SWEEP_FILE
-    data = _read_group_file(path, "sweep")
-    points = tuple(_point(directory, path, item) for item in _field(data, path, "points", list))
-    best = _optional(data, path, "best_batch", int)
+    data = read_sweep(directory / SWEEP_FILE)
+    points = tuple(_point(directory, p) for p in data.points)
     sweep = Sweep(
         points=points,
-        saturation_batch=_optional(data, path, "saturation_batch", int),
-        best_batch=best,
-        stopped=str(_field(data, path, "stopped", str)),
-        limit=_optional(data, path, "limit", dict),
+        saturation_batch=data.saturation_batch,
+        best_batch=data.best_batch,
+        stopped=data.stopped,
+        limit=data.limit,
     )
+    best = data.best_batch
     chosen = [p.runs for p in points if p.batch_size == best] or [p.runs for p in points[-1:]]
     empty = RunSet(path=directory, run_dirs=(), results=(), stats=None, metric=None, requested=0)
     return sweep, chosen[0] if chosen else empty
 
 
-def _point(directory: Path, path: Path, item: Any) -> GroupPoint:
-    if not isinstance(item, Mapping):
-        raise ResultError(f"{path}: a sweep point is not an object; re-run the sweep")
-    point_dir = directory / str(_field(item, path, "dir", str))
+def _point(directory: Path, point: SweepFilePoint) -> GroupPoint:
     return GroupPoint(
-        batch_size=int(_field(item, path, "batch_size", int)),
-        runs=_load_runs(point_dir),
-        stats=_stats(_field(item, path, "samples_per_second", dict), path),
+        batch_size=point.batch_size,
+        runs=_load_runs(directory / point.dir),
+        stats=point.samples_per_second,
     )
-
-
-def _read_group_file(path: Path, kind: str) -> Mapping[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ResultError(f"{path}: not readable JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != kind:
-        raise ResultError(f"{path}: not a beyond-tops {kind} file (kind is not {kind!r})")
-    version = data.get("schema_version")
-    if not isinstance(version, int):
-        raise ResultError(f"{path}: no schema_version; not a beyond-tops {kind} file")
-    if version > GROUP_SCHEMA_VERSION:
-        raise ResultError(
-            f"{path}: schema_version {version} was written by a newer beyond-tops; upgrade"
-        )
-    return data
-
-
-def _field(data: Mapping[str, Any], path: Path, key: str, kind: type) -> Any:
-    value = data.get(key)
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise ResultError(f"{path}: {key!r} absent or not {_KINDS[kind]}; re-run it")
-    return value
-
-
-def _optional(data: Mapping[str, Any], path: Path, key: str, kind: type) -> Any:
-    return None if data.get(key) is None else _field(data, path, key, kind)
-
-
-def _stats(data: Mapping[str, Any], path: Path) -> TrialStats:
-    try:
-        return TrialStats.from_dict(data)
-    except ResultError as exc:
-        raise ResultError(f"{path}: {exc}") from None

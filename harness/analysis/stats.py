@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from harness.errors import ConfigError, HarnessError, ResultError
+from harness.errors import ConfigError, DependencyError, ResultError
 
 StopReason = Literal["plateau", "out_of_memory", "max_batch", "error"]
 SCIPY_MISSING = (
@@ -286,7 +286,7 @@ def welch_t_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     try:
         from scipy import stats as scipy_stats  # type: ignore[import-untyped]
     except ImportError:
-        raise HarnessError(SCIPY_MISSING) from None
+        raise DependencyError(SCIPY_MISSING) from None
     with warnings.catch_warnings():
         # scipy warns when one side's values are all equal; its result is still exact.
         warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)

@@ -1,11 +1,12 @@
-"""Achieved TFLOP/s and the fraction of the peak it reaches, as JSON-ready data."""
+"""Achieved TFLOP/s and the fraction of the peak it reaches, as a Utilization record."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Sequence
 
 from harness.analysis.peaks import Peak
+from harness.results.measures import Utilization
 
 
 def utilization(
@@ -14,20 +15,22 @@ def utilization(
     flops_per_sample: float | None,
     peak: Peak | None,
     macs_per_sample: float | None = None,
-) -> dict[str, Any]:
-    """Achieved TFLOP/s (samples/s x FLOPs per sample) and utilization of ``peak``.
+    approximations: Sequence[str] = (),
+    unknown_ops: Sequence[str] = (),
+) -> Utilization:
+    """Achieved TFLOP/s (samples/s x FLOPs per sample) and the fraction of ``peak`` it is.
 
     Args:
         samples_per_second: The run's throughput; None when the run has none.
         flops_per_sample: FLOPs of one sample (see ``harness.analysis.flops``).
         peak: The dense peak for the precision used, or None when none is known.
         macs_per_sample: MACs of one sample, reported alongside when given.
+        approximations: What the FLOP count approximated, one sentence each.
+        unknown_ops: Op types the FLOP count had no rule for.
 
     Returns:
-        ``flops_per_sample``, ``macs_per_sample``, ``achieved_tflops``, ``peak_name``,
-        ``peak_tflops``, ``peak_precision``, ``peak_source``, ``peak_assumptions``,
-        ``utilization`` (a fraction) and ``note``. A value that cannot be known is None
-        (never 0), and ``note`` says why; ``note`` is None when nothing is missing.
+        The record; a value that cannot be known is None (never 0), and ``note`` says why
+        (None when nothing is missing).
     """
     reasons: list[str] = []
     sps = _positive(samples_per_second, "samples_per_second", reasons)
@@ -39,18 +42,20 @@ def utilization(
             "no peak known for this hardware and precision: set a peak override in the scenario"
         )
     fraction = None if achieved is None or peak is None else achieved / peak.tflops
-    return {
-        "flops_per_sample": flops,
-        "macs_per_sample": macs,
-        "achieved_tflops": achieved,
-        "peak_name": None if peak is None else peak.name,
-        "peak_tflops": None if peak is None else peak.tflops,
-        "peak_precision": None if peak is None else peak.precision,
-        "peak_source": None if peak is None else peak.source,
-        "peak_assumptions": None if peak is None else peak.assumptions,
-        "utilization": fraction,
-        "note": "; ".join(reasons) or None,
-    }
+    return Utilization(
+        flops_per_sample=flops,
+        macs_per_sample=macs,
+        achieved_tflops=achieved,
+        peak_name=None if peak is None else peak.name,
+        peak_tflops=None if peak is None else peak.tflops,
+        peak_precision=None if peak is None else peak.precision,
+        peak_source=None if peak is None else peak.source,
+        peak_assumptions=None if peak is None else peak.assumptions,
+        fraction_of_peak=fraction,
+        note="; ".join(reasons) or None,
+        approximations=tuple(approximations),
+        unknown_ops=tuple(unknown_ops),
+    )
 
 
 def _positive(value: float | None, name: str, reasons: list[str]) -> float | None:

@@ -1,5 +1,6 @@
 """Environment fingerprint and preflight checks, from small collectors over an injectable root."""
 
+from harness.errors import PreflightError
 from harness.fingerprint.fingerprint import (
     CPU_ID_KEYS,
     FINGERPRINT_VERSION,
@@ -14,7 +15,6 @@ from harness.fingerprint.fingerprint import (
 from harness.fingerprint.format import format_fingerprint
 from harness.fingerprint.preflight import (
     DEFAULT_LOAD_THRESHOLD,
-    PreflightError,
     PreflightWarning,
     enforce_strict,
     preflight,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import RunError
+from harness.errors import PreflightError
 from harness.fingerprint.fingerprint import Fingerprint
 from harness.fingerprint.own_process import OwnProcess, own_process
 from harness.fingerprint.probe import Probe
@@ -36,10 +36,6 @@ class PreflightWarning:
     def to_dict(self) -> dict[str, str]:
         """JSON form: {"code": ..., "message": ...}."""
         return {"code": self.code, "message": self.message}
-
-
-class PreflightError(RunError):
-    """Preflight found problems and `--strict` asked for them to stop the run."""
 
 
 def preflight(

@@ -8,6 +8,7 @@ from importlib import metadata
 from typing import Any
 
 from harness.fingerprint.probe import Probe
+from harness.runtime.info import available_providers
 
 PACKAGES = ("onnxruntime", "mlcommons-loadgen", "numpy", "onnx", "beyond-tops")
 # Variables read by OpenMP, BLAS/oneDNN, onnxruntime, allocators and GPU runtimes.
@@ -38,10 +39,7 @@ ProviderList = Callable[[], list[str]]
 
 def onnxruntime_providers() -> list[str]:
     """The execution providers onnxruntime offers here, importing it only when asked."""
-    # Imported here, not at module level: no import side effects, and it may be absent.
-    import onnxruntime
-
-    return [str(name) for name in onnxruntime.get_available_providers()]
+    return available_providers()
 
 
 def collect_software(

@@ -48,15 +48,17 @@ class Expectation:
 
 
 def user_conf_overrides(
-    scenario: Scenario, profile: ProfileName, expected: Expectation
+    scenario: Scenario, profile: ProfileName, expected: Expectation | None
 ) -> dict[str, int | float]:
     """LoadGen keys (without the model.scenario prefix) this run sets on top of mlperf.conf.
 
     The submission profile only sets the expected latency or throughput, which MLPerf leaves
-    to the submitter; the quick profile also shortens the run.
+    to the submitter (none for an accuracy test); the quick profile also shortens the run.
     """
     overrides: dict[str, int | float] = {}
-    if scenario.scenario == "SingleStream":
+    if expected is None:  # an accuracy test: every sample once, whatever the speed
+        pass
+    elif scenario.scenario == "SingleStream":
         # LoadGen pre-generates min_duration / expected latency queries; under-estimating the
         # latency only costs memory, over-estimating it ends the run early, so halve it.
         overrides["target_latency"] = round(max(expected.latency_ns / 2, 1000.0) / 1e6, 6)

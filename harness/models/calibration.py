@@ -9,7 +9,7 @@ import json
 import logging
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import numpy as np
 
 from harness.data import SampleSource, SampleSpec
 from harness.errors import ConfigError
+from harness.runtime.convert import Int8Options, preprocess, quantize_dynamic, quantize_static
 
 
 @dataclass(frozen=True)
@@ -152,56 +153,32 @@ def quantize(
     Raises:
         ConfigError: If a static method has no calibration set.
     """
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    model = str(_prepared(source, params, out.parent))
-    common = {
-        "per_channel": params["per_channel"],
-        "reduce_range": params["reduce_range"],
-        "weight_type": QuantType[params["weight_type"]],
-    }
+    model = _prepared(source, params, out.parent)
+    common = Int8Options(
+        per_channel=params["per_channel"],
+        reduce_range=params["reduce_range"],
+        weight_type=params["weight_type"],
+    )
     if method == "dynamic":
-        quantize_dynamic(model, str(out), **common)
+        quantize_dynamic(model, out, common)
         return
     if calibration is None:
         raise ConfigError(f"{method}: static INT8 quantization needs a calibration set")
-    _quantize_static(model, out, method, params, calibration, common)
-
-
-def _quantize_static(
-    model: str,
-    out: Path,
-    method: str,
-    params: Mapping[str, Any],
-    calibration: CalibrationData,
-    common: Mapping[str, Any],
-) -> None:
-    from onnxruntime.quantization import CalibrationMethod, QuantFormat, QuantType, quantize_static
-
-    quantize_static(
-        model,
-        str(out),
-        CalibrationReader(calibration),
-        quant_format=QuantFormat.QDQ if method == "static-qdq" else QuantFormat.QOperator,
-        activation_type=QuantType[params["activation_type"]],
-        calibrate_method=CalibrationMethod[params["calibration_method"]],
-        calibration_providers=["CPUExecutionProvider"],
-        **common,
+    options = replace(
+        common,
+        activation_type=params["activation_type"],
+        calibration_method=params["calibration_method"],
+        quant_format="QDQ" if method == "static-qdq" else "QOperator",
     )
+    quantize_static(model, out, CalibrationReader(calibration), options)
 
 
 def _prepared(source: Path, params: Mapping[str, Any], work: Path) -> Path:
-    """Applies onnxruntime's pre-processing (shape inference, BatchNorm folding) if asked.
-
-    Symbolic shape inference is skipped: it needs sympy, and ONNX's own shape inference
-    covers models made of standard ops.
-    """
+    """Applies onnxruntime's pre-processing (shape inference, BatchNorm folding) if asked."""
     if not params["preprocess"]:
         return source
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
     out = work / "preprocessed.onnx"
-    quant_pre_process(str(source), str(out), skip_symbolic_shape=True)
+    preprocess(source, out)
     return out
 
 

@@ -19,6 +19,8 @@ from harness.errors import ConfigError, HarnessError, ModelError
 from harness.files import atomic_write_bytes
 from harness.models.calibration import CalibrationData, captured_tool_output, quantize
 from harness.models.validate import file_sha256
+from harness.runtime.convert import float16_block_list, to_float16
+from harness.runtime.info import onnxruntime_version
 from harness.runtime.targets import get_target
 
 # Bump when this module's output for the same (source, recipe, calibration) changes.
@@ -165,9 +167,7 @@ def _known(precision: str) -> None:
 
 def _defaults(method: str) -> dict[str, Any]:
     if method in ("float16", "bfloat16"):
-        from onnxruntime.transformers.float16 import DEFAULT_OP_BLOCK_LIST
-
-        return {"keep_io_types": True, "op_block_list": sorted(DEFAULT_OP_BLOCK_LIST)}
+        return {"keep_io_types": True, "op_block_list": float16_block_list()}
     quant = {"per_channel": False, "reduce_range": False, "weight_type": "QInt8"}
     if method == "dynamic":
         return {**quant, "preprocess": False}
@@ -393,10 +393,11 @@ def _matching_calibration(recipe: Recipe, data: CalibrationData | None) -> Calib
 
 
 def _tool_versions() -> dict[str, str]:
-    import onnxruntime
-
-    version = str(onnxruntime.__version__)
-    return {"onnxruntime": version, "onnx": onnx.__version__, "converter": str(CONVERTER_VERSION)}
+    return {
+        "onnxruntime": onnxruntime_version(),
+        "onnx": onnx.__version__,
+        "converter": str(CONVERTER_VERSION),
+    }
 
 
 def _cache_key(
@@ -486,15 +487,9 @@ def _bfloat16(source: Path, recipe: Recipe, calib: CalibrationData | None, work:
 
 
 def _half(model: onnx.ModelProto, recipe: Recipe, blocked: set[str]) -> onnx.ModelProto:
-    from onnxruntime.transformers.float16 import convert_float_to_float16
-    from onnxruntime.transformers.onnx_model import OnnxModel
-
-    half: onnx.ModelProto = convert_float_to_float16(
+    return to_float16(
         model, keep_io_types=recipe.params["keep_io_types"], op_block_list=sorted(blocked)
     )
-    # The converter appends its boundary Casts last; onnx.checker wants topological order.
-    OnnxModel.graph_topological_sort(half.graph, is_deterministic=True)
-    return half
 
 
 def _present(model: onnx.ModelProto, ops: set[str]) -> tuple[str, ...]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 import onnx
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
 from harness.errors import ModelError
+from harness.runtime.info import max_opset
 
 Dim = int | str | None
 
@@ -36,13 +36,9 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-@cache
 def runtime_max_opset() -> int:
     """The newest ai.onnx opset the installed onnxruntime knows."""
-    from onnxruntime.capi import onnxruntime_pybind11_state as ort_c
-
-    schemas = ort_c.get_all_operator_schema()
-    return max(int(s.since_version) for s in schemas if s.domain in ("", "ai.onnx"))
+    return max_opset()
 
 
 def inspect_model(path: Path) -> ModelInfo:

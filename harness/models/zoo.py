@@ -18,7 +18,7 @@ IR_VERSION: Final = 8
 PRODUCER: Final = "beyond-tops"
 
 _VERSIONS: Final[Mapping[str, int]] = MappingProxyType(
-    {"tiny": 1, "mobilenet_v2": 1, "resnet50": 1, "bert_base": 1}
+    {"tiny": 1, "mobilenet_v2": 1, "resnet50": 1, "bert_base": 1, "null": 1}
 )
 # MobileNet-v2 inverted-residual settings: (expansion t, out channels c, repeats n, stride s).
 _MBV2_BLOCKS: Final = (
@@ -30,6 +30,8 @@ _MBV2_BLOCKS: Final = (
     (6, 160, 3, 2),
     (6, 320, 1, 1),
 )
+# Features per sample of the null model: small, so copying it costs next to nothing.
+NULL_WIDTH: Final = 16
 # ResNet-50 stages: (bottleneck width, number of blocks, stride of the first block).
 _RESNET50_STAGES: Final = ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))
 
@@ -193,6 +195,28 @@ def _head(g: _Graph, x: str, name: str, n_in: int, n_out: int, std: float, out: 
     w = g.normal(f"{name}.weight", (n_out, n_in), std)
     b = g.init(f"{name}.bias", np.zeros(n_out, np.float32))
     return g.op("Gemm", [flat, w, b], out=out, transB=1)
+
+
+def build_null(seed: int = 0) -> onnx.ModelProto:
+    """Builds the null model: ``input`` [batch, 16] -> ``output`` [batch, 16], one Identity.
+
+    It does next to no work, so a run of it measures the cost of the path around inference
+    (the harness, LoadGen, onnxruntime's call overhead) rather than the model.
+
+    Args:
+        seed: Recorded in the metadata only; the model has no weights.
+
+    Returns:
+        The model: a single Identity node on a small float32 input.
+    """
+    g = _Graph(seed)
+    g.op("Identity", ["input"], out="output")
+    return g.model(
+        "null",
+        seed,
+        [_value("input", TensorProto.FLOAT, ["batch", NULL_WIDTH])],
+        [_value("output", TensorProto.FLOAT, ["batch", NULL_WIDTH])],
+    )
 
 
 def build_tiny(seed: int = 0) -> onnx.ModelProto:
@@ -458,6 +482,7 @@ _ENTRIES: Final[tuple[_Entry, ...]] = (
     ("mobilenet_v2", build_mobilenet_v2, "MobileNet-v2 1.0, 1000 classes (3.5M)", _IMAGE_DIMS),
     ("resnet50", build_resnet50, "ResNet-50 v1.5, 1001 classes as MLPerf (25.6M)", _IMAGE_DIMS),
     ("bert_base", build_bert_base, "BERT-base SQuAD model as MLPerf (109M)", {"seq_len": 384}),
+    ("null", build_null, "Null model: one Identity on [batch, 16] (harness overhead)", {}),
 )
 ZOO: Final[Mapping[str, ZooModel]] = MappingProxyType(
     {

@@ -12,11 +12,13 @@ from typing import Any
 from urllib.parse import quote
 
 from harness.analysis.compare import LATENCIES, THROUGHPUT, UTILIZATION, Metric, telemetry_metrics
-from harness.analysis.groups import Group, RunSet, Sweep, group_warnings, values_of
+from harness.analysis.groups import Group, RunSet, Sweep, group_warnings
 from harness.analysis.stats import percent, trial_stats
 from harness.files import atomic_write_bytes
 from harness.report import plots
-from harness.result import RunResult
+from harness.results.measures import Utilization
+from harness.results.metrics import metric_getter, metric_values
+from harness.results.records import RunResult
 from harness.telemetry.csvfile import read_telemetry_csv
 
 TELEMETRY_FILE = "telemetry.csv"
@@ -105,7 +107,8 @@ def build_report(groups: Sequence[Group]) -> list[Block]:
     """Every section of the report, in order, for any renderer."""
     blocks: list[Block] = [Heading(1, "beyond-tops report")]
     blocks.append(Para("Groups: " + ", ".join(f"{g.label} ({g.kind})" for g in groups) + "."))
-    if any(r.profile == "quick" for g in groups for runs in g.all_runs for r in runs.results):
+    results = [r for g in groups for runs in g.all_runs for r in runs.results]
+    if any(r.outcome.profile == "quick" for r in results):
         blocks.append(Para("Quick profile: shortened LoadGen runs, NOT valid for MLPerf."))
     for number, group in enumerate(groups, start=1):
         blocks += _group(group, f"{number}-{slug(group.label)}")
@@ -136,12 +139,12 @@ def _describe(g: Group) -> str:
     r = g.results[0]
     what = {"run": "One run", "trials": "Trials", "sweep": "Sweep"}[g.kind]
     text = (
-        f"{what} of {r.scenario_name}: {r.scenario}, model {r.model.get('name')} "
-        f"{r.model.get('precision')} (sha256 {str(r.model.get('sha256'))[:12]}), "
-        f"{', '.join(r.providers)}, {r.profile} profile"
+        f"{what} of {r.scenario_name}: {r.scenario}, model {r.model.name} "
+        f"{r.model.precision} (sha256 {r.model.sha256[:12]}), "
+        f"{', '.join(r.providers)}, {r.outcome.profile} profile"
     )
     text += f"; batch size {r.batch_size}" + (" (the best: its runs below)" if g.sweep else "")
-    runs, valid = len(g.results), sum(x.valid for x in g.results)
+    runs, valid = len(g.results), sum(x.outcome.valid for x in g.results)
     requested = f" of {g.runs.requested} requested" if runs < g.runs.requested else ""
     return f"{text}; {runs} run{'s' * (runs != 1)}{requested}, LoadGen VALID in {valid}."
 
@@ -150,7 +153,7 @@ def _results(g: Group) -> list[Block]:
     offline = g.results[0].scenario == "Offline"
     metrics = [THROUGHPUT, *(() if offline else LATENCIES)]
     metrics += [*telemetry_metrics(g.results), *UTILIZATION]
-    rows = [_metric_row(m, values_of(g.results, m.key)) for m in metrics]
+    rows = [_metric_row(m, metric_values(g.results, m.key)) for m in metrics]
     return [
         Heading(3, "Results"),
         Table(("metric", "median", "best", "CoV", "per run"), tuple(r for r in rows if r)),
@@ -190,7 +193,7 @@ def _sweep(sweep: Sweep, name: str) -> list[Block]:
 def _sweep_verdict(sweep: Sweep) -> str:
     stopped = STOPPED.get(sweep.stopped, sweep.stopped)
     if sweep.limit is not None:
-        stopped += f" at batch {sweep.limit.get('batch_size')}: {sweep.limit.get('error')}"
+        stopped += f" at batch {sweep.limit.batch_size}: {sweep.limit.error}"
     if sweep.saturation_batch is None:
         return f"No saturation point. Stopped: {stopped}."
     return (
@@ -204,9 +207,8 @@ def _latency(g: Group, prefix: str) -> list[Block]:
         return []
     runs = g.labelled(g.runs)
     header = ("run", *(k.replace("p999", "p99.9") for k in PERCENTILE_KEYS))
-    rows = tuple(
-        (label, *(_ms(r.latency_ns.get(k)) for k in PERCENTILE_KEYS)) for label, _, r in runs
-    )
+    getters = [metric_getter(f"latency_ns.{k}") for k in PERCENTILE_KEYS]
+    rows = tuple((label, *(_ms(get(r)) for get in getters)) for label, _, r in runs)
     png = plots.latency_cdf_png([(label, r.latency_ns) for label, _, r in runs])
     return [
         Heading(3, "Latency distribution (ms)"),
@@ -235,7 +237,8 @@ def _telemetry(g: Group, prefix: str) -> list[Block]:
             "throttled",
         )
         blocks.append(Table(header, rows))
-        note = ((g.results[0].telemetry or {}).get("mlperf_comparable") or {}).get("note")
+        telemetry = g.results[0].telemetry
+        note = telemetry.mlperf_comparable.note if telemetry is not None else None
         blocks += [Para(f"Note: {note}.")] if note else []
     else:
         blocks.append(Para("Power not measured: " + _unavailable(g.results[0]) + "."))
@@ -258,23 +261,23 @@ def _telemetry_plot(g: Group, runs: RunSet, prefix: str) -> list[Block]:
 
 
 def _power_rows(label: str, r: RunResult) -> list[tuple[str, ...]]:
-    sources: Mapping[str, Any] = (r.telemetry or {}).get("sources") or {}
+    sources = r.telemetry.sources if r.telemetry is not None else {}
     return [
         (
             label,
             name,
-            _f(s.get("avg_power_w"), ".1f"),
-            _f(s.get("energy_per_inference_mj"), ".2f"),
-            _f(s.get("samples_per_second_per_watt"), ".2f"),
-            _f(s.get("peak_temp_c"), ".1f"),
-            _throttle(s.get("throttle")),
+            _f(s.avg_power_w, ".1f"),
+            _f(s.energy_per_inference_mj, ".2f"),
+            _f(s.samples_per_second_per_watt, ".2f"),
+            _f(s.peak_temp_c, ".1f"),
+            _throttle(s.throttle),
         )
         for name, s in sorted(sources.items())
     ]
 
 
-def _throttle(shares: Any) -> str:
-    if not isinstance(shares, Mapping):
+def _throttle(shares: Mapping[str, float] | None) -> str:
+    if shares is None:
         return "n/a"
     return ", ".join(f"{k} {percent(v)}" for k, v in sorted(shares.items())) or "never"
 
@@ -282,30 +285,27 @@ def _throttle(shares: Any) -> str:
 def _unavailable(r: RunResult) -> str:
     if r.telemetry is None:
         return "the telemetry window never opened"
-    items = r.telemetry.get("unavailable") or []
-    return "; ".join(f"{u.get('source')}: {u.get('reason')}" for u in items) or "no source"
+    items = r.telemetry.unavailable
+    return "; ".join(f"{u.source}: {u.reason}" for u in items) or "no source"
 
 
 def _utilization(g: Group, prefix: str) -> list[Block]:
     heading = Heading(3, "Achieved against peak FLOP/s")
-    found = [(label, u) for label, _, r in g.labelled(g.runs) if (u := _util(r)) is not None]
-    if not found:
-        return [heading, Para("Not computed: these results carry no utilization block.")]
+    found = [(label, r.utilization) for label, _, r in g.labelled(g.runs)]
     header = ("run", "achieved TFLOP/s", "peak TFLOP/s", "utilization %", "peak", "peak source")
     rows = tuple(
         (
             label,
-            _f(u.get("achieved_tflops"), ".3f"),
-            _f(u.get("peak_tflops"), ".3f"),
-            _f(_scaled(u.get("utilization")), ".2f"),
-            str(u.get("peak_name") or "n/a"),
-            str(u.get("peak_source") or "n/a"),
+            _f(u.achieved_tflops, ".3f"),
+            _f(u.peak_tflops, ".3f"),
+            _f(None if u.fraction_of_peak is None else u.fraction_of_peak * 100, ".2f"),
+            u.peak_name or "n/a",
+            u.peak_source or "n/a",
         )
         for label, u in found
     )
-    notes = _distinct(found, "note", "Not computed") + _distinct(
-        found, "peak_assumptions", "Peak assumptions"
-    )
+    notes = _distinct([u.note for _, u in found], "Not computed")
+    notes += _distinct([u.peak_assumptions for _, u in found], "Peak assumptions")
     bars = [bar for label, u in found if (bar := _bar(label, u)) is not None]
     if not bars:
         return [heading, Table(header, rows), *notes]
@@ -315,32 +315,22 @@ def _utilization(g: Group, prefix: str) -> list[Block]:
     return [heading, Table(header, rows), *notes, image]
 
 
-def _distinct(found: list[tuple[str, Mapping[str, Any]]], key: str, lead: str) -> list[Block]:
-    return [
-        Para(f"{lead}: {text}.") for text in dict.fromkeys(u.get(key) for _, u in found) if text
-    ]
+def _distinct(texts: list[str | None], lead: str) -> list[Block]:
+    return [Para(f"{lead}: {text}.") for text in dict.fromkeys(texts) if text]
 
 
-def _bar(label: str, u: Mapping[str, Any]) -> plots.UtilizationBar | None:
-    achieved, peak = u.get("achieved_tflops"), u.get("peak_tflops")
-    if not isinstance(achieved, (int, float)) or not isinstance(peak, (int, float)):
+def _bar(label: str, u: Utilization) -> plots.UtilizationBar | None:
+    achieved, peak = u.achieved_tflops, u.peak_tflops
+    if achieved is None or peak is None:
         return None
     return plots.UtilizationBar(label=label, achieved_tflops=achieved, peak_tflops=peak)
 
 
-def _util(r: RunResult) -> Mapping[str, Any] | None:
-    return r.utilization if isinstance(r.utilization, Mapping) else None
-
-
-def _scaled(value: Any) -> float | None:
-    return value * 100 if isinstance(value, (int, float)) else None
-
-
 def _fingerprint(r: RunResult) -> list[Block]:
-    fp = dict(r.fingerprint)
+    fp = r.fingerprint.to_dict()
     missing = [(f"missing: {m.get('field')}", str(m.get("reason"))) for m in fp.pop("missing", [])]
-    state = "complete" if fp.get("complete") else f"incomplete: {len(missing)} missing"
-    summary = f"Fingerprint {fp.get('fingerprint_id')} ({state})"
+    state = "complete" if r.fingerprint.complete else f"incomplete: {len(missing)} missing"
+    summary = f"Fingerprint {r.fingerprint.fingerprint_id} ({state})"
     table = Table(("field", "value"), (*_flatten(fp, ""), *missing))
     return [Heading(3, "Fingerprint"), Details(summary, table)]
 
@@ -365,7 +355,7 @@ def _warnings(g: Group) -> list[Block]:
     return [Heading(3, "Warnings"), Bullets(items) if items else Para("No warnings.")]
 
 
-def _ms(value: int | None) -> str:
+def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value / 1e6:.3f}"
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from harness.analysis.groups import Sweep
-from harness.errors import HarnessError
+from harness.errors import DependencyError
+from harness.results.records import Latencies
 from harness.telemetry.base import Sample, Telemetry
 
 if TYPE_CHECKING:
@@ -19,17 +20,8 @@ if TYPE_CHECKING:
 MATPLOTLIB_MISSING = (
     "plots need matplotlib; install the report extra: pip install 'beyond-tops[report]'"
 )
-# The points LoadGen's logs keep of the latency distribution, as (result.json key, fraction).
-CDF_POINTS = (
-    ("min", 0.0),
-    ("p50", 0.5),
-    ("p90", 0.9),
-    ("p95", 0.95),
-    ("p97", 0.97),
-    ("p99", 0.99),
-    ("p999", 0.999),
-    ("max", 1.0),
-)
+# The fractions of queries LoadGen's logs keep the latency of (min to max), for the CDF.
+CDF_FRACTIONS = (0.0, 0.5, 0.9, 0.95, 0.97, 0.99, 0.999, 1.0)
 TELEMETRY_PANELS = (
     ("power (W)", ("power_w",)),
     ("temperature (°C)", ("temp_c",)),
@@ -47,9 +39,11 @@ class UtilizationBar:
     peak_tflops: float
 
 
-def cdf_points(latency_ns: Mapping[str, int | None]) -> list[tuple[float, float]]:
+def cdf_points(latency_ns: Latencies) -> list[tuple[float, float]]:
     """(latency ms, fraction of queries at or below it) from the recorded percentiles."""
-    points = [(latency_ns.get(key), q) for key, q in CDF_POINTS]
+    lat = latency_ns
+    recorded = (lat.min, lat.p50, lat.p90, lat.p95, lat.p97, lat.p99, lat.p999, lat.max)
+    points = zip(recorded, CDF_FRACTIONS, strict=True)
     return [(value / 1e6, q) for value, q in points if value is not None]
 
 
@@ -70,10 +64,10 @@ def throughput_png(sweep: Sweep) -> bytes:
         )
     if sweep.limit is not None:
         ax.axvline(
-            float(sweep.limit["batch_size"]),
+            float(sweep.limit.batch_size),
             linestyle=":",
             color="black",
-            label=f"out of memory: batch {sweep.limit['batch_size']}",
+            label=f"out of memory: batch {sweep.limit.batch_size}",
         )
     ax.set_xscale("log", base=2)
     ax.set_xticks(batches, [str(b) for b in batches])
@@ -85,7 +79,7 @@ def throughput_png(sweep: Sweep) -> bytes:
     return _png(fig)
 
 
-def latency_cdf_png(curves: Sequence[tuple[str, Mapping[str, int | None]]]) -> bytes:
+def latency_cdf_png(curves: Sequence[tuple[str, Latencies]]) -> bytes:
     """One CDF line per run through its recorded percentile points (log latency axis)."""
     fig, ax = _axes()
     for label, latency_ns in curves:
@@ -156,7 +150,7 @@ def _figure(*, height: float = 3.6) -> Figure:
     try:
         from matplotlib.figure import Figure
     except ImportError:
-        raise HarnessError(MATPLOTLIB_MISSING) from None
+        raise DependencyError(MATPLOTLIB_MISSING) from None
     return Figure(figsize=(6.4, height), dpi=100, layout="constrained")
 
 

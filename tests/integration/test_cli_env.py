@@ -27,6 +27,7 @@ def test_fingerprint_text_names_the_cpu(capsys: pytest.CaptureFixture[str]) -> N
 def test_doctor_lists_warnings_and_strict_fails_on_them(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from harness.errors import PreflightError
     from harness.fingerprint import PreflightWarning
     from harness.observe import Survey, survey
 
@@ -38,6 +39,6 @@ def test_doctor_lists_warnings_and_strict_fails_on_them(
     monkeypatch.setattr("harness.observe.survey", lambda *a, **k: forced)
     assert main(["doctor"]) == 0
     assert "warning: swap in use" in capsys.readouterr().out
-    assert main(["doctor", "--strict"]) == 5
+    assert main(["doctor", "--strict"]) == PreflightError.exit_code == 7
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("error: preflight failed under --strict (1): swap in use")

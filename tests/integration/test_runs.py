@@ -143,6 +143,13 @@ def test_image_size_comes_from_the_scenario(
     assert result["model"]["dims"] == {"batch": 2, "height": 96, "width": 160}
 
 
+def in_process_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run workers in this process, so a test can patch the runner they use."""
+    from harness import pipeline, worker
+
+    monkeypatch.setattr(pipeline, "launch_worker", lambda path: worker.main([str(path)]))
+
+
 @pytest.mark.parametrize("text", [TINY_SS, TINY_OFFLINE], ids=["SingleStream", "Offline"])
 def test_inference_error_fails_the_run_instead_of_hanging(
     text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -177,6 +184,7 @@ def test_inference_error_fails_the_run_instead_of_hanging(
         return real_make_sut(scenario, failing, store)
 
     monkeypatch.setattr(runner, "_make_sut", failing_sut)
+    in_process_workers(monkeypatch)
     scenario = write_scenario(tmp_path / "s.yaml", text)
     code, out, err = run_cli(["run", str(scenario), "--out", str(tmp_path / "runs")], capsys)
     assert code == 5
@@ -211,7 +219,7 @@ def test_ctrl_c_marks_the_run_incomplete(text: str, tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert time.monotonic() - started < 20  # stopped, not run to its 120 s minimum
     (run_dir,) = out_root.iterdir()
-    assert (run_dir / "INCOMPLETE").read_text() == "interrupted (Ctrl-C)\n"
+    assert (run_dir / "INCOMPLETE").read_text() == "interrupted (Ctrl-C)\nexit_code: 130\n"
     assert not (run_dir / "result.json").exists()
     assert not list(run_dir.glob(".*.tmp"))
 
@@ -245,6 +253,7 @@ def test_a_run_sized_too_small_by_warm_up_is_rerun_once(
         return found
 
     monkeypatch.setattr(runner, "_warm_up", pessimistic)
+    in_process_workers(monkeypatch)
     scenario = write_scenario(tmp_path / "s.yaml", text)
     code, out, _ = run_cli(["run", str(scenario), "--out", str(tmp_path)], capsys)
     run_dir = Path(out.strip().splitlines()[-1])

@@ -15,55 +15,35 @@ import pytest
 import harness.files
 from harness.errors import ResultError
 from harness.files import atomic_write_bytes, atomic_write_text, create_run_dir
-from harness.result import (
+from harness.results.records import ContainerImage, RunResult
+from harness.results.runfile import (
     INCOMPLETE_FILE,
     RESULT_FILE,
     SCHEMA_VERSION,
-    RunResult,
     load_result,
+    to_dict,
     to_json,
     write_result,
 )
 
 RUN_DIR_NAME = re.compile(r"(\d{8}T\d{6}Z)-tiny-SingleStream-([0-9a-f]{6})")
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"
+TINY_V2 = FIXTURES / "tiny-singlestream"
+TINY_V3 = FIXTURES / "tiny-singlestream-v3"
 
 
 def _result() -> RunResult:
-    """A result with every field set to a JSON-native value (lists, dicts, None)."""
-    return RunResult(
-        schema_version=SCHEMA_VERSION,
+    """A real result (the schema-2 fixture, migrated) with the nullable blocks varied."""
+    base = load_result(TINY_V2)
+    return dataclasses.replace(
+        base,
         run_id="20260101T000000Z-tiny-SingleStream-abc123",
-        created_utc="2026-01-01T00:00:00+00:00",
-        scenario="SingleStream",
-        scenario_name="tiny-singlestream",
-        mode="performance",
-        profile="quick",
-        submission_valid=False,
-        valid=True,
-        invalid_reasons=[],
-        loadgen_errors=["error_invalid_config: Multiple conf files are used."],
-        latency_ns={"p50": 352503, "p90": 394596, "p99": 453773, "early_stopping_p90": None},
+        outcome=dataclasses.replace(
+            base.outcome, loadgen_errors=("error_invalid_config: Multiple conf files are used.",)
+        ),
         samples_per_second=None,
-        qps_with_loadgen_overhead=2798.92,
-        qps_without_loadgen_overhead=2827.87,
-        batch_size=1,
-        model={"name": "tiny", "sha256": "ab" * 32, "opset": 17, "dims": {"batch": 1}},
-        hardware={"target": "cpu", "machine": "x86_64"},
-        providers=["CPUExecutionProvider"],
-        runtime={"intra_op_threads": 0, "allow_spinning": True},
-        versions={"onnxruntime": "1.32.0", "mlcommons-loadgen": "6.0.17"},
-        settings={"min_duration_ms": 2000, "qsl_rng_seed": 2085463073848966840},
-        loadgen_config={"model_key": "tiny"},
-        warmup={"queries": 50, "duration_s": 0.2},
-        window={"duration_s": 2.035},
-        warnings=["quick profile: shortened LoadGen run, NOT valid for an MLPerf submission"],
-        preflight=[{"code": "quick_profile", "message": "quick profile: NOT submission-valid"}],
-        fingerprint={"fingerprint_id": "0123456789abcdef", "complete": False, "missing": []},
         telemetry=None,
-        image={"id": "sha256:" + "cd" * 32, "tag": "beyond-tops/cpu:0.1.0"},
-        utilization={"flops_per_sample": 63317248.0, "utilization": None, "note": "no peak"},
-        precision={"precision": "fp32", "recipe": {"method": "none"}},
-        accuracy={"samples": 64, "passed": True, "against_fp32": {"top1_agreement": 1.0}},
+        image=ContainerImage(id="sha256:" + "cd" * 32, tag="beyond-tops/cpu:0.1.0"),
     )
 
 
@@ -242,18 +222,54 @@ def test_result_round_trip(tmp_path: Path) -> None:
     result = _result()
     path = write_result(result, tmp_path)
     assert path == tmp_path / RESULT_FILE
-    assert json.loads(path.read_text(encoding="utf-8")) == dataclasses.asdict(result)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data == to_dict(result)
+    assert list(data)[:2] == ["schema_version", "run_id"] and data["schema_version"] == 3
     assert path.read_text(encoding="utf-8") == to_json(result)
     assert to_json(result).endswith("}\n")
-    loaded = load_result(tmp_path)
-    assert loaded == result
+    assert load_result(tmp_path) == result
     assert load_result(path) == result  # the file itself works too
     assert _temp_files(tmp_path) == []
 
 
-def test_result_is_frozen() -> None:
+def test_the_json_layout_keeps_the_outcome_at_the_top_level() -> None:
+    data = to_dict(_result())
+    assert data["valid"] is True and data["profile"] == "quick" and data["mode"] == "performance"
+    assert data["loadgen_errors"] == ["error_invalid_config: Multiple conf files are used."]
+    assert "outcome" not in data
+    assert data["latency_ns"]["p90"] == 507432 and data["telemetry"] is None
+
+
+def test_result_records_are_frozen_and_slotted() -> None:
+    result = _result()
     with pytest.raises(dataclasses.FrozenInstanceError):
-        _result().valid = False  # type: ignore[misc]
+        result.batch_size = 2  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        result.outcome.valid = False  # type: ignore[misc]
+    assert not hasattr(result, "__dict__") and not hasattr(result.latency_ns, "__dict__")
+    assert result.valid is result.outcome.valid
+
+
+def test_a_schema_2_result_is_migrated_on_load() -> None:
+    v2 = json.loads((TINY_V2 / RESULT_FILE).read_text())
+    result = load_result(TINY_V2)
+    assert v2["schema_version"] == 2
+    assert result.utilization.fraction_of_peak == v2["utilization"]["utilization"]
+    assert result.runtime.cuda_graphs is False  # absent in schema 2 before CUDA graphs
+    assert result.latency_ns.p90 == v2["latency_ns"]["p90"]
+    assert result.accuracy.against_fp32.top1_agreement == 1.0
+
+
+def test_the_checked_in_schema_3_result_is_the_migrated_schema_2_one() -> None:
+    """tests/fixtures/results/tiny-singlestream-v3 is what schema 3 looks like.
+
+    Regenerate it after an intended change of layout with
+    `.venv/bin/python -c "from pathlib import Path; from harness.results.runfile import
+    load_result, write_result; d = Path('tests/fixtures/results');
+    write_result(load_result(d / 'tiny-singlestream'), d / 'tiny-singlestream-v3')"`.
+    """
+    assert (TINY_V3 / RESULT_FILE).read_text() == to_json(load_result(TINY_V2))
+    assert load_result(TINY_V3) == load_result(TINY_V2)
 
 
 def _write_json(run_dir: Path, data: object) -> Path:
@@ -263,29 +279,35 @@ def _write_json(run_dir: Path, data: object) -> Path:
 
 
 def test_load_result_refuses_a_newer_schema(tmp_path: Path) -> None:
-    path = _write_json(tmp_path, {**dataclasses.asdict(_result()), "schema_version": 3})
+    path = _write_json(tmp_path, {**to_dict(_result()), "schema_version": SCHEMA_VERSION + 1})
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: schema_version 3 was written by a newer beyond-tops; upgrade"
+        f"{path}: schema_version 4 was written by a newer beyond-tops (this one reads 2 to 3); "
+        "upgrade beyond-tops"
     )
     assert info.value.exit_code == 6
 
 
-def test_load_result_refuses_an_older_schema(tmp_path: Path) -> None:
-    path = _write_json(tmp_path, {**dataclasses.asdict(_result()), "schema_version": 0})
-    with pytest.raises(ResultError, match=re.escape(f"{path}: schema_version 0 is older than 2")):
+@pytest.mark.parametrize("version", [0, 1])
+def test_load_result_refuses_an_older_schema(tmp_path: Path, version: int) -> None:
+    path = _write_json(tmp_path, {**to_dict(_result()), "schema_version": version})
+    with pytest.raises(ResultError) as info:
         load_result(tmp_path)
+    assert str(info.value) == (
+        f"{path}: schema_version {version} is older than this beyond-tops reads (2 to 3); re-run it"
+    )
 
 
 @pytest.mark.parametrize(
     "data",
     [
-        {k: v for k, v in dataclasses.asdict(_result()).items() if k != "schema_version"},
-        {**dataclasses.asdict(_result()), "schema_version": "2"},
+        {k: v for k, v in to_dict(_result()).items() if k != "schema_version"},
+        {**to_dict(_result()), "schema_version": "3"},
+        {**to_dict(_result()), "schema_version": True},
         [1, 2, 3],
     ],
-    ids=["missing", "string", "not-an-object"],
+    ids=["missing", "string", "bool", "not-an-object"],
 )
 def test_load_result_needs_a_schema_version(tmp_path: Path, data: object) -> None:
     path = _write_json(tmp_path, data)
@@ -294,15 +316,34 @@ def test_load_result_needs_a_schema_version(tmp_path: Path, data: object) -> Non
     assert str(info.value) == f"{path}: no schema_version; not a beyond-tops result"
 
 
-def test_load_result_refuses_unknown_or_missing_keys(tmp_path: Path) -> None:
-    data = dataclasses.asdict(_result())
+def test_load_result_names_unknown_missing_or_malformed_keys(tmp_path: Path) -> None:
+    data = to_dict(_result())
     path = _write_json(tmp_path, {**data, "extra": 1})
-    with pytest.raises(ResultError, match=re.escape(f"{path}: keys do not match schema_version 2")):
+    with pytest.raises(ResultError) as info:
         load_result(tmp_path)
+    assert str(info.value) == (
+        f"{path}: not a schema_version 3 result (the file: unknown key(s) extra); re-run it"
+    )
     del data["window"]
     _write_json(tmp_path, data)
-    with pytest.raises(ResultError, match="keys do not match"):
+    with pytest.raises(ResultError, match=re.escape("missing key(s) window")):
         load_result(tmp_path)
+    data = to_dict(_result())
+    data["latency_ns"]["p90"] = "fast"
+    _write_json(tmp_path, data)
+    with pytest.raises(ResultError, match=re.escape("latency_ns.p90: expected an integer, got a")):
+        load_result(tmp_path)
+
+
+def test_a_malformed_schema_2_result_says_which_version_it_read(tmp_path: Path) -> None:
+    data = json.loads((TINY_V2 / RESULT_FILE).read_text())
+    del data["warmup"]["min_latency_ns"]
+    path = _write_json(tmp_path, data)
+    with pytest.raises(ResultError) as info:
+        load_result(tmp_path)
+    assert str(info.value) == (
+        f"{path}: not a schema_version 2 result (warmup: missing key(s) min_latency_ns); re-run it"
+    )
 
 
 def test_load_result_incomplete_run(tmp_path: Path) -> None:

@@ -151,7 +151,8 @@ def test_unknown_zoo_model(cache: Path) -> None:
     with pytest.raises(ModelError) as info:
         zoo_model_path("resnet51")
     assert str(info.value) == (
-        "model.zoo: unknown zoo model 'resnet51' (known: bert_base, mobilenet_v2, resnet50, tiny)"
+        "model.zoo: unknown zoo model 'resnet51' "
+        "(known: bert_base, mobilenet_v2, null, resnet50, tiny)"
     )
     assert info.value.exit_code == 3
     assert not cache.exists()

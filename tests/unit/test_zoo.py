@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -64,17 +65,20 @@ INTERFACES = {
         [("input_ids", I64, SEQ), ("attention_mask", I64, SEQ), ("token_type_ids", I64, SEQ)],
         [("output_start_logits", F, SEQ), ("output_end_logits", F, SEQ)],
     ),
+    "null": ([("input", F, ["batch", 16])], [("output", F, ["batch", 16])]),
 }
 
 
 def test_registry_entries_are_complete_and_frozen() -> None:
-    assert list(zoo.ZOO) == ["tiny", "mobilenet_v2", "resnet50", "bert_base"]
+    assert list(zoo.ZOO) == ["tiny", "mobilenet_v2", "resnet50", "bert_base", "null"]
     assert zoo.ZOO["tiny"].builder is zoo.build_tiny
     assert zoo.ZOO["bert_base"].builder is zoo.build_bert_base
     assert dict(zoo.ZOO["tiny"].default_dims) == {}
     assert dict(zoo.ZOO["resnet50"].default_dims) == {"height": 224, "width": 224}
     assert dict(zoo.ZOO["mobilenet_v2"].default_dims) == {"height": 224, "width": 224}
     assert dict(zoo.ZOO["bert_base"].default_dims) == {"seq_len": 384}
+    assert zoo.ZOO["null"].builder is zoo.build_null
+    assert dict(zoo.ZOO["null"].default_dims) == {}
     for name, entry in zoo.ZOO.items():
         assert entry.name == name
         assert entry.description
@@ -256,6 +260,24 @@ def test_bert_position_embeddings_follow_runtime_length(models: dict[str, onnx.M
     start, _ = sess.run(["output_start_logits", "output_end_logits"], feed)
     # Identical tokens at every position only differ through their position embedding.
     assert np.unique(np.round(start, 5)).size == n
+
+
+def test_null_is_one_identity_that_returns_its_input(models: dict[str, onnx.ModelProto]) -> None:
+    model = models["null"]
+    assert [n.op_type for n in model.graph.node] == ["Identity"]
+    assert not model.graph.initializer
+    x = _image((3, 16))
+    (out,) = _session(model).run(None, {"input": x})
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, x)
+
+
+def test_null_generation_is_deterministic() -> None:
+    digests = {hashlib.sha256(zoo.build_null(0).SerializeToString()).hexdigest() for _ in range(2)}
+    assert len(digests) == 1
+    assert digests == {hashlib.sha256(zoo.build_null().SerializeToString()).hexdigest()}
+    # No weights: the seed only shows in the metadata.
+    assert zoo.build_null(1).SerializeToString() != zoo.build_null(0).SerializeToString()
 
 
 def test_bert_rejects_heads_not_dividing_hidden() -> None:

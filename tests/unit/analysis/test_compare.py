@@ -17,10 +17,12 @@ from harness.analysis.compare import (
     environment_differences,
     hardware_differences,
 )
-from harness.analysis.groups import group_warnings, load_group, values_of
+from harness.analysis.groups import group_warnings, load_group
 from harness.analysis.stats import welch_t_test
 from harness.errors import ConfigError, ResultError
-from harness.result import RunResult, load_result
+from harness.results.metrics import metric_values
+from harness.results.records import RunResult
+from harness.results.runfile import load_result
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REPORTS = FIXTURES / "reports"
@@ -66,18 +68,19 @@ def test_a_sweep_stands_for_its_best_point() -> None:
     assert labels == ["bs-16/trial-1", "bs-16/trial-2"]
 
 
-def test_values_of_follows_result_paths_and_skips_nulls() -> None:
+def test_metric_values_read_attributes_and_skip_nulls() -> None:
     results = load_group(REPORTS / "trials-xeon").results
-    assert values_of(results, "samples_per_second") == [1210.4, 1188.9]
-    assert values_of(results, "latency_ns.p90") == [1_850_000.0, 1_902_500.0]
-    assert values_of(results, "latency_ns.early_stopping_p90")[0] > 0
-    assert values_of(results, "telemetry.sources.cpu-package-0.avg_power_w") == [95.0, 95.0]
-    assert values_of(results, "telemetry.sources.gpu0.avg_power_w") == []
-    assert values_of(results, "utilization.peak_tflops") == [0.664612864, 0.664612864]
-    assert values_of(results, "utilization.note") == []  # null: skipped
-    assert values_of(results, "valid") == []  # a flag is not a number
-    with pytest.raises(ResultError, match="unknown metric 'speed'"):
-        values_of(results, "speed")
+    assert metric_values(results, "samples_per_second") == [1210.4, 1188.9]
+    assert metric_values(results, "latency_ns.p90") == [1_850_000.0, 1_902_500.0]
+    assert metric_values(results, "latency_ns.early_stopping_p90")[0] > 0
+    assert metric_values(results, "telemetry.sources.cpu-package-0.avg_power_w") == [95.0, 95.0]
+    assert metric_values(results, "telemetry.sources.gpu0.avg_power_w") == []  # no such source
+    assert metric_values(results, "utilization.peak_tflops") == [0.664612864, 0.664612864]
+    offline = load_group(REPORTS / "sweep-h100" / "bs-1").results
+    assert metric_values(offline, "latency_ns.early_stopping_p90") == []  # null: skipped
+    for name in ("speed", "valid", "utilization.note", "telemetry.sources.gpu0.kind"):
+        with pytest.raises(ResultError, match=f"unknown metric '{name}'"):
+            metric_values(results, name)
 
 
 def test_group_warnings_name_where_each_comes_from() -> None:
@@ -98,7 +101,14 @@ def test_group_warnings_name_where_each_comes_from() -> None:
         ('{"kind": "sweep"}', "not a beyond-tops trials file"),
         ('{"kind": "trials"}', "no schema_version"),
         ('{"kind": "trials", "schema_version": 9}', "written by a newer beyond-tops; upgrade"),
-        ('{"kind": "trials", "schema_version": 1}', "'runs' absent or not a list"),
+        ('{"kind": "trials", "schema_version": 0}', "schema_version 0 is not one this reads"),
+        ('{"kind": "trials", "schema_version": 1}', "missing key.s. scenario_name, scenario"),
+        (
+            '{"kind": "trials", "schema_version": 1, "scenario_name": "x", "scenario": "x", '
+            '"batch_size": 1, "profile": "quick", "requested": 1, "runs": 1, "metric": "m", '
+            '"stats": {}}',
+            "scenario: 'x' is not one of 'SingleStream', 'Offline'; re-run it",
+        ),
     ],
 )
 def test_bad_trials_files_are_refused_in_one_line(
@@ -129,7 +139,7 @@ def test_a_sweep_limit_must_be_an_object(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "s" / "sweep.json").read_text())
     doc["limit"] = "out of memory"
     (tmp_path / "s" / "sweep.json").write_text(json.dumps(doc))
-    with pytest.raises(ResultError, match="'limit' absent or not an object; re-run it"):
+    with pytest.raises(ResultError, match="limit: expected an object, got a string; re-run it"):
         load_group(tmp_path / "s")
 
 
@@ -138,7 +148,9 @@ def test_malformed_sweep_statistics_are_refused(tmp_path: Path) -> None:
     doc = json.loads((tmp_path / "s" / "sweep.json").read_text())
     del doc["points"][0]["samples_per_second"]["median"]
     (tmp_path / "s" / "sweep.json").write_text(json.dumps(doc))
-    with pytest.raises(ResultError, match=r"sweep.json: trial statistics malformed"):
+    with pytest.raises(
+        ResultError, match=r"sweep.json: points\[0\].samples_per_second: missing key.s. median"
+    ):
         load_group(tmp_path / "s")
 
 
@@ -154,11 +166,11 @@ def test_a_result_is_comparable_with_itself() -> None:
 def test_each_unfair_difference_is_one_line() -> None:
     a = load_result(TINY)
     b = _tiny(
-        model={**a.model, "sha256": "ab" * 32, "precision": "fp16"},
+        model=dataclasses.replace(a.model, sha256="ab" * 32, precision="fp16"),
         scenario="Offline",
-        profile="submission",
-        versions={**a.versions, "onnxruntime": "1.31.1", "loadgen": "6.0.9"},
-        loadgen_config={**a.loadgen_config, "mlperf_conf_sha256": "cd" * 32},
+        outcome=dataclasses.replace(a.outcome, profile="submission"),
+        versions=dataclasses.replace(a.versions, onnxruntime="1.31.1", loadgen="6.0.9"),
+        loadgen_config=dataclasses.replace(a.loadgen_config, mlperf_conf_sha256="cd" * 32),
         settings={**a.settings, "qsl_rng_seed": 1, "min_duration_ms": 600000},
     )
     assert comparability_problems(a, b) == [
@@ -179,7 +191,7 @@ def test_settings_derived_from_the_measured_speed_are_not_a_difference() -> None
     derived = {"target_qps": 1.0, "target_latency_ns": 5, "samples_per_query": 9, "scenario": "x"}
     b = _tiny(
         settings={**a.settings, **derived, "min_sample_count": 7},
-        loadgen_config={**a.loadgen_config, "user_conf_sha256": "00" * 32},
+        loadgen_config=dataclasses.replace(a.loadgen_config, user_conf_sha256="00" * 32),
     )
     assert comparability_problems(a, b) == []
 
@@ -219,7 +231,7 @@ def test_compare_takes_medians_ratios_and_welch_over_the_trials() -> None:
         "accuracy.against_fp32.top1_agreement",
         "accuracy.against_fp32.cosine_similarity",
         "utilization.achieved_tflops",
-        "utilization.utilization",
+        "utilization.fraction_of_peak",
     ]  # no samples/s/W row: SingleStream reports none, and rows without any value are left out
     first, second = rows["samples_per_second"].cells
     assert (first.values, first.value, first.ratio) == ((951.612, 948.3, 960.1), 951.612, 1.0)

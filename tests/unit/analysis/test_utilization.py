@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
 
 from harness.analysis.peaks import Peak
 from harness.analysis.utilization import utilization
+from harness.results.measures import Utilization
 
 PEAK = Peak(name="Test GPU", precision="fp16", tflops=16.0, source="datasheet", assumptions="a")
 
@@ -16,51 +16,57 @@ PEAK = Peak(name="Test GPU", precision="fp16", tflops=16.0, source="datasheet", 
 def test_exact_utilization() -> None:
     # 1000 samples/s x 8 GFLOP = 8 TFLOP/s of a 16 TFLOP/s peak.
     out = utilization(
-        samples_per_second=1000.0, flops_per_sample=8e9, peak=PEAK, macs_per_sample=4e9
+        samples_per_second=1000.0,
+        flops_per_sample=8e9,
+        peak=PEAK,
+        macs_per_sample=4e9,
+        approximations=["bias adds not counted"],
+        unknown_ops=["Foo"],
     )
-    assert out == {
-        "flops_per_sample": 8e9,
-        "macs_per_sample": 4e9,
-        "achieved_tflops": 8.0,
-        "peak_name": "Test GPU",
-        "peak_tflops": 16.0,
-        "peak_precision": "fp16",
-        "peak_source": "datasheet",
-        "peak_assumptions": "a",
-        "utilization": 0.5,
-        "note": None,
-    }
-    json.dumps(out)
+    assert out == Utilization(
+        flops_per_sample=8e9,
+        macs_per_sample=4e9,
+        achieved_tflops=8.0,
+        peak_name="Test GPU",
+        peak_tflops=16.0,
+        peak_precision="fp16",
+        peak_source="datasheet",
+        peak_assumptions="a",
+        fraction_of_peak=0.5,
+        note=None,
+        approximations=("bias adds not counted",),
+        unknown_ops=("Foo",),
+    )
 
 
 def test_no_peak_leaves_utilization_null() -> None:
     out = utilization(samples_per_second=10.0, flops_per_sample=1e12, peak=None, macs_per_sample=1)
-    assert out["achieved_tflops"] == 10.0
-    assert out["utilization"] is None
-    assert out["peak_tflops"] is None
-    assert out["peak_source"] is None
-    assert "override" in out["note"]
+    assert out.achieved_tflops == 10.0
+    assert out.fraction_of_peak is None
+    assert out.peak_tflops is None
+    assert out.peak_source is None
+    assert out.note is not None and "override" in out.note
 
 
 def test_no_throughput_is_null_not_zero() -> None:
     out = utilization(samples_per_second=None, flops_per_sample=8e9, peak=PEAK)
-    assert out["achieved_tflops"] is None
-    assert out["utilization"] is None
-    assert out["peak_tflops"] == 16.0
-    assert "samples_per_second unknown" in out["note"]
-    assert "macs_per_sample unknown" in out["note"]
+    assert out.achieved_tflops is None
+    assert out.fraction_of_peak is None
+    assert out.peak_tflops == 16.0
+    assert out.note is not None and "samples_per_second unknown" in out.note
+    assert "macs_per_sample unknown" in out.note
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, math.nan, math.inf])
 def test_non_positive_or_non_finite_values_are_null(bad: float) -> None:
     out = utilization(samples_per_second=bad, flops_per_sample=8e9, peak=PEAK, macs_per_sample=1)
-    assert out["achieved_tflops"] is None
-    assert out["utilization"] is None
-    assert "samples_per_second is" in out["note"]
+    assert out.achieved_tflops is None
+    assert out.fraction_of_peak is None
+    assert out.note is not None and "samples_per_second is" in out.note
 
 
 def test_unknown_flops_is_null() -> None:
     out = utilization(samples_per_second=5.0, flops_per_sample=None, peak=PEAK, macs_per_sample=1)
-    assert out["flops_per_sample"] is None
-    assert out["achieved_tflops"] is None
-    assert out["note"] == "flops_per_sample unknown"
+    assert out.flops_per_sample is None
+    assert out.achieved_tflops is None
+    assert out.note == "flops_per_sample unknown"

@@ -2,28 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 
 from golden import REPO
 
 from harness.report.plots import cdf_points, has_plottable
+from harness.results.records import Latencies
 from harness.telemetry.base import Sample, Telemetry
 
 
 def test_cdf_runs_through_the_recorded_percentiles() -> None:
-    latency_ns = {
-        "min": 1_000_000,
-        "p50": 2_000_000,
-        "p90": 3_000_000,
-        "p95": 4_000_000,
-        "p97": 5_000_000,
-        "p99": 6_000_000,
-        "p999": 7_000_000,
-        "max": 8_000_000,
-        "mean": 2_500_000,
-        "early_stopping_p90": None,
-    }
+    latency_ns = Latencies(
+        min=1_000_000,
+        p50=2_000_000,
+        p90=3_000_000,
+        p95=4_000_000,
+        p97=5_000_000,
+        p99=6_000_000,
+        p999=7_000_000,
+        max=8_000_000,
+        mean=2_500_000,
+        early_stopping_p90=None,
+    )
     assert cdf_points(latency_ns) == [
         (1.0, 0.0),
         (2.0, 0.5),
@@ -34,7 +36,8 @@ def test_cdf_runs_through_the_recorded_percentiles() -> None:
         (7.0, 0.999),
         (8.0, 1.0),
     ]
-    assert cdf_points({"p50": 2_000_000, "p99": None}) == [(2.0, 0.5)]
+    gaps = dataclasses.replace(latency_ns, min=None, p90=None, p95=None, p97=None, p99=None)
+    assert cdf_points(dataclasses.replace(gaps, p999=None, max=None)) == [(2.0, 0.5)]
 
 
 def test_only_power_temperature_or_clocks_are_plottable() -> None:

@@ -6,17 +6,26 @@ import json
 from typing import Any
 
 import jsonschema
-from golden import REPORTS
+from golden import REPO, REPORTS
 
 from harness.analysis.groups import load_group
 from harness.analysis.stats import trial_stats
+from harness.results.runfile import load_result, to_dict
+
+SCHEMA_V2 = REPO / "harness" / "schemas" / "result.v2.schema.json"
 
 
-def test_every_fixture_result_satisfies_the_schema(result_schema: dict[str, Any]) -> None:
+def test_every_fixture_result_is_schema_2_and_migrates_to_a_valid_3(
+    result_schema: dict[str, Any],
+) -> None:
+    v2 = json.loads(SCHEMA_V2.read_text())
     paths = sorted(REPORTS.rglob("result.json"))
     assert len(paths) == 11
     for path in paths:
-        jsonschema.validate(json.loads(path.read_text()), result_schema)
+        data = json.loads(path.read_text())
+        assert data["schema_version"] == 2  # kept at 2: they test the migration too
+        jsonschema.validate(data, v2)
+        jsonschema.validate(to_dict(load_result(path)), result_schema)
 
 
 def test_stored_statistics_are_what_trial_stats_computes() -> None:

@@ -59,9 +59,10 @@ def test_a_single_run_without_telemetry(tmp_path: Path) -> None:
     assert "Power not measured: rapl: no RAPL" in text
     result = load_group(TINY).results[0]
     u = result.utilization
+    assert u.achieved_tflops and u.peak_tflops and u.fraction_of_peak
     row = (
-        f"| tiny-singlestream | {u['achieved_tflops']:.3f} | {u['peak_tflops']:.3f} | "
-        f"{u['utilization'] * 100:.2f} | {u['peak_name']} |"
+        f"| tiny-singlestream | {u.achieved_tflops:.3f} | {u.peak_tflops:.3f} | "
+        f"{u.fraction_of_peak * 100:.2f} | {u.peak_name} |"
     )
     assert row in text
     assert all(f"- [tiny-singlestream] {w}" in text for w in result.warnings)
@@ -71,15 +72,11 @@ def test_utilization_that_could_not_be_computed_says_why(tmp_path: Path) -> None
     group = load_group(TINY)
     block = utilization(samples_per_second=788.0, flops_per_sample=None, peak=None)
     unknown = dataclasses.replace(group.results[0], utilization=block)
-    absent = dataclasses.replace(group.results[0], utilization=None)  # type: ignore[arg-type]
-    for result, line in (
-        (unknown, "Not computed: flops_per_sample unknown; macs_per_sample unknown; no peak"),
-        (absent, "Not computed: these results carry no utilization block."),
-    ):
-        runs = dataclasses.replace(group.runs, results=(result,))
-        text = render_markdown([dataclasses.replace(group, runs=runs)], images_dir=tmp_path)
-        assert line in text
-        assert "utilization.png" not in text
+    runs = dataclasses.replace(group.runs, results=(unknown,))
+    text = render_markdown([dataclasses.replace(group, runs=runs)], images_dir=tmp_path)
+    assert "Not computed: flops_per_sample unknown; macs_per_sample unknown; no peak" in text
+    assert "| tiny-singlestream | n/a | n/a | n/a | n/a | n/a |" in text
+    assert "utilization.png" not in text
 
 
 def test_an_out_of_memory_sweep_reports_its_limit(tmp_path: Path) -> None:
@@ -97,6 +94,8 @@ def test_a_sweep_that_measured_nothing(tmp_path: Path) -> None:
     doc = {
         "schema_version": 1,
         "kind": "sweep",
+        "scenario_name": "tiny-offline-sweep",
+        "profile": "quick",
         "points": [],
         "saturation_batch": None,
         "best_batch": None,

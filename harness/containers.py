@@ -1,0 +1,337 @@
+"""Jobs in containers: the pipeline's Launcher that runs each job's worker in its hardware's image.
+
+A container is just another place to start `python -m harness.worker JOB.json`. Paths are the
+same inside and outside: the results root and the job's input files are mounted at their own
+paths and the working directory is the caller's, so neither the job file nor anything the
+worker writes needs rewriting, and the parent reads the run directory as it would locally.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import grp
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import IO, Any
+
+from harness.errors import ConfigError, DeviceError, HarnessError
+from harness.files import mark_incomplete
+from harness.images import (
+    ImageRef,
+    check_hw,
+    connect,
+    ensure_image,
+    explain,
+    image_gone,
+    import_docker,
+    named_image,
+)
+from harness.job import Job, read_job
+from harness.worker import INTERRUPTED
+
+CONTAINER_CACHE = PurePosixPath("/cache")
+STOP_TIMEOUT_S = 120  # for the worker to mark its run INCOMPLETE after Ctrl-C
+ROCM_DEVICES = ("/dev/kfd", "/dev/dri")
+ROCM_GROUPS = ("video", "render")
+NVIDIA_GPU_FIX = (
+    "install the NVIDIA Container Toolkit and restart Docker (`sudo nvidia-ctk runtime configure "
+    "--runtime=docker && sudo systemctl restart docker`: dockerd looks for "
+    "nvidia-container-runtime-hook only when it starts), or give Docker 25+ a CDI spec "
+    "(`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`), or use --runner local"
+)
+NVIDIA_START_FIX = (
+    "check the host driver (`nvidia-smi`) and the NVIDIA Container Toolkit "
+    "(`nvidia-ctk --version`), or use --runner local"
+)
+NO_DEVICE_DRIVER = "could not select device driver"  # moby's incompatibleDeviceRequest
+
+
+@dataclass(frozen=True, kw_only=True)
+class DockerRun:
+    """Where containers run jobs: the target, its image and the host directories they see."""
+
+    hw: str
+    results: Path  # the results root: every job's run directory lies under it
+    image: str | None = None  # a tag or ID; None: this commit's image, built if missing
+    cache: Path | None = None  # None: default_cache_dir()
+
+
+class DockerLauncher:
+    """The pipeline's Launcher for Docker: one container per job file, removed when it ends.
+
+    Constructing it does nothing; `prepare` (or the first launch) connects to the daemon,
+    finds or builds the image and asks the daemon how it gives containers the GPUs.
+    """
+
+    def __init__(
+        self,
+        run: DockerRun,
+        *,
+        client: Any = None,
+        out: IO[str] | None = None,
+        err: IO[str] | None = None,
+    ) -> None:
+        self.run = run
+        self._client = client
+        self._out, self._err = out, err
+        self._image: ImageRef | None = None
+        self._devices: dict[str, Any] = {}
+
+    def prepare(self) -> ImageRef:
+        """Connect, find or build the image and settle the device request; once."""
+        if self._image is None:
+            check_hw(self.run.hw)
+            if self._client is None:
+                self._client = connect()
+            if self.run.image:
+                image = named_image(self._client, self.run.image)
+            else:
+                image = ensure_image(self.run.hw, client=self._client, progress=self._stderr())
+            if self.run.hw == "nvidia":
+                self._devices = nvidia_devices(self._client, image)
+            else:
+                self._devices = device_kwargs(self.run.hw)
+            print(f"== image {image.tag} ({image.id})", file=self._stderr(), flush=True)
+            self._image = image
+        return self._image
+
+    def __call__(self, job_path: Path) -> int:
+        """Run the job's worker in a container; its exit code, as a local worker's would be."""
+        job = read_job(job_path)
+        try:
+            image = self.prepare()
+            kwargs = container_kwargs(job_path, job, self.run, image, self._devices)
+            container = self._start(image, kwargs)
+        except HarnessError as exc:  # the worker never started: say why, as it would have
+            mark_incomplete(job.run_dir, f"failed: {exc}", exc.exit_code)
+            return exc.exit_code
+        try:
+            _stream(container, self._out or sys.stdout, self._stderr())
+            return exit_code(int(container.wait()["StatusCode"]))
+        except KeyboardInterrupt:  # Ctrl-C reached this process, not the container's
+            with contextlib.suppress(import_docker().errors.APIError):
+                container.kill(signal="SIGINT")  # the worker marks its run INCOMPLETE
+                container.wait(timeout=STOP_TIMEOUT_S)
+            raise
+        finally:
+            container.remove(force=True)
+
+    def _start(self, image: ImageRef, kwargs: Mapping[str, Any]) -> Any:
+        for host, mount in kwargs["volumes"].items():
+            if mount["mode"] == "rw":  # the results root and the cache
+                Path(host).mkdir(parents=True, exist_ok=True)
+        docker = import_docker()
+        try:
+            return self._client.containers.run(image.id, **kwargs)
+        except docker.errors.ImageNotFound:
+            raise image_gone(image) from None
+        except docker.errors.APIError as exc:
+            raise _run_error(exc, self.run.hw) from None
+
+    def _stderr(self) -> IO[str]:
+        return self._err or sys.stderr
+
+
+def container_kwargs(
+    job_path: Path, job: Job, run: DockerRun, image: ImageRef, devices: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Everything `containers.run` gets besides the image: command, mounts, user, devices."""
+    results = run.results.resolve()
+    job_file = job_path.resolve()
+    if not (job_file.is_relative_to(results) and job.run_dir.is_relative_to(results)):
+        raise ConfigError(
+            f"{job_path}: its run directory {job.run_dir} is outside {results}, the results "
+            "directory containers see; write run directories under --out"
+        )
+    cwd = Path.cwd()
+    volumes = {str(path): {"bind": str(path), "mode": "ro"} for path in input_paths(job, cwd)}
+    volumes[str(results)] = {"bind": str(results), "mode": "rw"}
+    cache = (run.cache or default_cache_dir()).resolve()
+    volumes[str(cache)] = {"bind": str(CONTAINER_CACHE), "mode": "rw"}
+    return {
+        "command": ["python", "-m", "harness.worker", str(job_file)],
+        "detach": True,
+        "init": True,  # forwards the SIGINT of a Ctrl-C to the worker
+        "user": f"{os.getuid()}:{os.getgid()}",  # files written to the mounts are the user's
+        "working_dir": str(cwd),  # relative paths in the job mean what they mean here
+        "environment": {
+            # observe.image_info records these in result.json; the fingerprint reads the ID
+            "BEYOND_TOPS_IMAGE_ID": image.id,
+            "BEYOND_TOPS_IMAGE_TAG": image.tag,
+            "BEYOND_TOPS_CACHE": str(CONTAINER_CACHE),
+            "HOME": "/tmp",
+        },
+        "volumes": volumes,
+        **devices,
+    }
+
+
+def input_paths(job: Job, cwd: Path) -> list[Path]:
+    """What a job reads from the host besides the cache, absolute: model and data files.
+
+    A missing one is not mounted (Docker would create it as a directory): the worker reports
+    it as it would locally.
+    """
+    named = (job.model_override, job.scenario.model.path, job.scenario.data.dir)
+    paths = {Path(os.path.normpath(cwd / str(name))) for name in named if name is not None}
+    return sorted(path for path in paths if path.exists())
+
+
+def exit_code(status: int) -> int:
+    """A container's status as Popen's return code: a death by signal N is -N."""
+    if status > 128 and status != INTERRUPTED:  # 128 + N from the init process
+        return 128 - status
+    return status
+
+
+def device_kwargs(hw: str, *, cdi: bool = False) -> dict[str, Any]:
+    """How each target reaches its accelerator from inside the container.
+
+    nvidia: `--gpus all`, or with `cdi` the CDI device `nvidia.com/gpu=all`.
+    """
+    if hw == "nvidia":
+        docker = import_docker()
+        if cdi:  # `docker run --device nvidia.com/gpu=all`
+            request = docker.types.DeviceRequest(driver="cdi", device_ids=["nvidia.com/gpu=all"])
+        else:  # `docker run --gpus all`
+            request = docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
+        return {"device_requests": [request]}
+    if hw == "rocm":
+        missing = [path for path in ROCM_DEVICES if not os.path.exists(path)]
+        if missing:
+            raise DeviceError(
+                f"HW=rocm: {', '.join(missing)} not found; install the amdgpu driver "
+                "(ROCm) on this host, or use another HW"
+            )
+        return {
+            "devices": [f"{path}:{path}:rwm" for path in ROCM_DEVICES],
+            "group_add": rocm_groups(),
+        }
+    return {}
+
+
+def rocm_groups(dev: Path = Path("/dev")) -> list[str]:
+    """GIDs that may open /dev/kfd and /dev/dri: video and render by name, and the devices'."""
+    gids: set[int] = set()
+    for name in ROCM_GROUPS:
+        try:
+            gids.add(grp.getgrnam(name).gr_gid)
+        except KeyError:
+            continue
+    for path in (dev / "kfd", *sorted((dev / "dri").glob("render*"))):
+        try:
+            gids.add(path.stat().st_gid)
+        except OSError:
+            continue
+    return [str(gid) for gid in sorted(gids - {0})]
+
+
+def default_cache_dir() -> Path:
+    """The host's model and engine cache, the same one a local run uses."""
+    root = os.environ.get("BEYOND_TOPS_CACHE")
+    return Path(root) if root else Path.home() / ".cache" / "beyond-tops"
+
+
+def gpu_flags(image: str | None = None, *, progress: IO[str] | None = None) -> list[str]:
+    """The `docker run` flags with which the daemon really starts the nvidia image with GPUs."""
+    client = connect()
+    if image:
+        ref = named_image(client, image)
+    else:
+        ref = ensure_image("nvidia", client=client, progress=progress)
+    return docker_cli_flags(nvidia_devices(client, ref))
+
+
+def nvidia_devices(client: Any, image: ImageRef) -> dict[str, Any]:
+    """The device request with which this daemon gives containers the GPUs, asked of the daemon.
+
+    `--gpus all` needs the NVIDIA Container Toolkit's nvidia-container-runtime-hook on dockerd's
+    PATH, not a registered `nvidia` runtime: a registered runtime (the toolkit is installed) is a
+    fast yes, anything else is settled by starting a trivial container of `image` with the
+    bench's own request. CDI (`nvidia.com/gpu=all`), where the daemon has CDI spec dirs, is the
+    second try. Raises a DeviceError with the fix when the daemon gives no GPU either way.
+    """
+    info = client.info()
+    gpus = device_kwargs("nvidia")
+    if "nvidia" in (info.get("Runtimes") or {}):
+        return gpus
+    refusal = _refusal(client, image, gpus)
+    if refusal is None:
+        return gpus
+    if info.get("CDISpecDirs"):
+        cdi = device_kwargs("nvidia", cdi=True)
+        if _refusal(client, image, cdi) is None:
+            return cdi
+    raise _gpu_error(refusal, info)
+
+
+def _refusal(client: Any, image: ImageRef, devices: Mapping[str, Any]) -> str | None:
+    """None when the daemon starts a container with these devices, else the daemon's error."""
+    docker = import_docker()
+    try:
+        probe = client.containers.create(image.id, command=["true"], **devices)
+    except docker.errors.ImageNotFound:
+        raise image_gone(image) from None
+    except docker.errors.APIError as exc:
+        return explain(exc)
+    try:
+        probe.start()  # the daemon picks a device driver, and the toolkit's hook runs, only here
+    except docker.errors.APIError as exc:
+        return explain(exc)
+    finally:
+        probe.remove(force=True)
+    return None
+
+
+def docker_cli_flags(devices: Mapping[str, Any]) -> list[str]:
+    """The `docker run` flags that ask for the same devices, for scripts that use the CLI."""
+    flags = []
+    for request in devices.get("device_requests", []):
+        if request["Driver"] == "cdi":
+            flags += [f"--device={name}" for name in request["DeviceIDs"]]
+        else:
+            flags.append("--gpus=all")
+    return flags
+
+
+def _gpu_error(text: str, info: Mapping[str, Any] | None = None) -> DeviceError:
+    if NO_DEVICE_DRIVER not in text:
+        return DeviceError(
+            f"HW=nvidia: Docker could not start a container with the GPUs ({text}); "
+            + NVIDIA_START_FIX
+        )
+    seen = ""
+    if info is not None:
+        runtimes = ", ".join(sorted(info.get("Runtimes") or {})) or "none"
+        cdi = ", ".join(info.get("CDISpecDirs") or []) or "none"
+        seen = f"; runtimes: {runtimes}; CDI spec dirs: {cdi}"
+    return DeviceError(
+        "HW=nvidia: Docker cannot give containers the GPUs: the daemon has no GPU device driver "
+        f"({text}{seen}); " + NVIDIA_GPU_FIX
+    )
+
+
+def _run_error(exc: BaseException, hw: str) -> DeviceError:
+    text = explain(exc)
+    if hw == "nvidia" and ("nvidia-container-cli" in text or NO_DEVICE_DRIVER in text):
+        return _gpu_error(text)
+    return DeviceError(f"docker could not start the {hw} container: {text}")
+
+
+def _stream(container: Any, out: IO[str], err: IO[str]) -> None:
+    """Copy the container's stdout and stderr to ours as they come: for people, not parsed."""
+    sinks = (out, err)
+    decoders = [codecs.getincrementaldecoder("utf-8")(errors="replace") for _ in sinks]
+    chunks = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
+    for pair in chunks:
+        for data, decoder, sink in zip(pair, decoders, sinks, strict=True):
+            if data:
+                sink.write(decoder.decode(data))
+                sink.flush()
+    for decoder, sink in zip(decoders, sinks, strict=True):
+        sink.write(decoder.decode(b"", final=True))
+        sink.flush()

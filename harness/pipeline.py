@@ -1,0 +1,190 @@
+"""One run directory, test by test: each LoadGen test in a worker process of its own.
+
+LoadGen keeps its settings per process and flags a second settings load as invalid for
+submission, so the accuracy test, the performance test and a re-run each get a fresh worker.
+The parent speaks to workers through files only: it writes job.json, the worker leaves
+result.json, accuracy/accuracy.json, retry.json or INCOMPLETE. Their output is for people.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from harness.config import ProfileName, Scenario
+from harness.errors import RunError
+from harness.files import (
+    ACCURACY_DIR,
+    RESULT_FILE,
+    create_run_dir,
+    mark_incomplete,
+    read_incomplete,
+)
+from harness.job import JOB_FILE, Job, LoadGenTest, write_job
+from harness.worker import INTERRUPTED, RETRY_FILE, read_retry
+
+FIRST_ATTEMPT = "attempt-1"
+# What a re-run moves aside: the first attempt's own files, not the accuracy test's.
+_ATTEMPT_FILES = (
+    JOB_FILE,
+    RETRY_FILE,
+    "mlperf_log_summary.txt",
+    "mlperf_log_detail.txt",
+    "mlperf_log_accuracy.json",
+    "mlperf_log_trace.json",
+    "mlperf.conf",
+    "user.conf",
+    "telemetry.csv",
+)
+
+Launcher = Callable[[Path], int]  # runs a job file to its end; returns the exit code
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSpec:
+    """What a parent asks to be measured: a resolved scenario, where it runs, how."""
+
+    scenario: Scenario
+    scenario_path: Path | None
+    profile: ProfileName
+    hw: str
+    model_override: Path | None = None
+    strict: bool = False
+
+    @property
+    def model_name(self) -> str:
+        """The name run directories carry: the override file's stem or the scenario's model."""
+        if self.model_override is not None:
+            return self.model_override.stem
+        return self.scenario.model.name
+
+
+class WorkerError(RunError):
+    """A worker ended without its outcome; carries the recorded cause and its exit code."""
+
+    def __init__(self, message: str, cause: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.exit_code = exit_code  # the worker's own code: 4 for a missing device, ...
+
+
+def launch_worker(job_path: Path) -> int:
+    """Run `python -m harness.worker JOB` with this terminal; returns its exit code.
+
+    The worker gets a process group of its own, so a Ctrl-C reaches it exactly once, from
+    here, whether it was typed at the terminal or sent to this process alone.
+    """
+    command = [sys.executable, "-m", "harness.worker", str(job_path)]
+    with subprocess.Popen(command, process_group=0) as child:
+        try:
+            return child.wait()
+        except KeyboardInterrupt:
+            child.send_signal(signal.SIGINT)  # the worker stops LoadGen and marks its directory
+            child.wait()
+            raise
+
+
+def new_run_dir(spec: RunSpec, out_root: Path, name: str | None = None) -> Path:
+    """A fresh run directory for `spec` under `out_root` (named, or stamped)."""
+    return create_run_dir(
+        out_root, model=spec.model_name, scenario=spec.scenario.scenario, name=name
+    )
+
+
+def run_one(
+    spec: RunSpec,
+    run_dir: Path,
+    *,
+    launch: Launcher = launch_worker,
+    progress: IO[str] | None = None,
+) -> Path:
+    """Fill `run_dir`: the accuracy test, then the performance test, re-run once if asked."""
+    if progress is not None:
+        progress.write(
+            f"== {spec.scenario.name} ({spec.scenario.scenario}, {spec.profile} profile, "
+            f"HW={spec.hw})\n"
+        )
+    mark_incomplete(run_dir, "run started; no result yet")
+    try:
+        _tests(spec, run_dir, launch)
+    except KeyboardInterrupt:
+        mark_incomplete(run_dir, "interrupted (Ctrl-C)", INTERRUPTED)
+        _discard_if_unmeasured(run_dir)
+        raise
+    except WorkerError:
+        _discard_if_unmeasured(run_dir)
+        raise
+    if not (run_dir / RESULT_FILE).is_file():
+        cause = "the performance test left no result"
+        mark_incomplete(run_dir, cause, RunError.exit_code)
+        raise WorkerError(f"{run_dir}: run failed: {cause}", cause, RunError.exit_code)
+    return run_dir
+
+
+def _tests(spec: RunSpec, run_dir: Path, launch: Launcher) -> None:
+    _launch(_job(spec, run_dir / ACCURACY_DIR, "accuracy"), run_dir, launch)
+    job = _job(spec, run_dir, "performance")
+    _launch(job, run_dir, launch)
+    retry = read_retry(run_dir)
+    if retry is not None:
+        _set_aside(run_dir, run_dir / FIRST_ATTEMPT)
+        job = dataclasses.replace(job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT)
+        _launch(job, run_dir, launch)
+
+
+def _discard_if_unmeasured(run_dir: Path) -> None:
+    """A run that failed before LoadGen started leaves nothing: it measured nothing to keep.
+
+    Bad input (a missing model, an absent device) thus writes nothing, as it did when such
+    checks ran in the parent; a run that failed while measuring keeps its logs and INCOMPLETE.
+    """
+    if not any(run_dir.rglob("user.conf")):
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _job(spec: RunSpec, run_dir: Path, test: LoadGenTest) -> Job:
+    return Job(
+        scenario=spec.scenario,
+        scenario_path=None if spec.scenario_path is None else str(spec.scenario_path),
+        profile=spec.profile,
+        hw=spec.hw,
+        test=test,
+        run_dir=run_dir.resolve(),
+        model_override=None if spec.model_override is None else spec.model_override.resolve(),
+        strict=spec.strict,
+    )
+
+
+def _launch(job: Job, run_dir: Path, launch: Launcher) -> None:
+    job.run_dir.mkdir(exist_ok=True)
+    code = launch(write_job(job, job.run_dir / JOB_FILE))
+    if code in (0, 1):  # an outcome file was written: a result (VALID or not) or a verdict
+        return
+    if code == INTERRUPTED:
+        raise KeyboardInterrupt
+    recorded = read_incomplete(job.run_dir)
+    if recorded is not None and recorded.exit_code is not None:  # the worker said why
+        cause = recorded.cause.removeprefix("failed: ")
+    else:  # it died before it could (the parent's own "run started" marker carries no code)
+        cause = _exit_text(code)
+    exit_code = code if code > 1 else RunError.exit_code
+    mark_incomplete(run_dir, f"failed: {cause}", exit_code)
+    raise WorkerError(f"{run_dir}: run failed: {cause}", cause, exit_code)
+
+
+def _exit_text(code: int) -> str:
+    return f"worker exited with code {code}" if code >= 0 else f"killed by signal {-code}"
+
+
+def _set_aside(run_dir: Path, attempt: Path) -> None:
+    attempt.mkdir()
+    for name in _ATTEMPT_FILES:
+        if (run_dir / name).exists():
+            (run_dir / name).rename(attempt / name)

@@ -1,0 +1,252 @@
+"""Result building: a run's measurements and LoadGen's logs into a typed RunResult.
+
+The runner hands over what it measured (``Measured``) and what was asked for (``Requested``);
+everything else comes from the run directory's detail log and configuration files. Blocks
+that other components produce as JSON-ready data (session settings, telemetry summary,
+precision record, accuracy block) are decoded here, through the same checks as result.json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import platform
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Literal
+
+import harness
+from harness.analysis.flops import count_flops
+from harness.analysis.peaks import resolve_peak
+from harness.analysis.utilization import utilization
+from harness.config import ProfileName, Scenario
+from harness.fingerprint.fingerprint import Fingerprint
+from harness.loadgen import conf as lgconf
+from harness.loadgen.logparse import (
+    DetailLog,
+    effective_settings,
+    latency_percentiles_ns,
+    parse_detail_log,
+)
+from harness.loadgen.timed import TestPlan, Window
+from harness.models.validate import ModelInfo
+from harness.observe import Survey, image_info
+from harness.results.codec import from_data
+from harness.results.measures import Accuracy, PrecisionRecord, TelemetrySummary, Utilization
+from harness.results.migrate import fill_accuracy
+from harness.results.records import (
+    ContainerImage,
+    Hardware,
+    Latencies,
+    LoadGenConfig,
+    LoadGenOutcome,
+    MeasuredWindow,
+    ModelRecord,
+    PreflightRecord,
+    RunResult,
+    RuntimeRecord,
+    Versions,
+    Warmup,
+)
+from harness.runtime.session import Session, onnxruntime_version
+
+DETAIL_LOG = "mlperf_log_detail.txt"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Requested:
+    """What the run was asked to do; ``model_name`` is the name results show."""
+
+    scenario: Scenario
+    profile: ProfileName
+    hw: str
+    model_name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measured:
+    """What the runner measured, as it hands it over (producers' JSON-ready blocks included)."""
+
+    info: ModelInfo
+    session: Session
+    plan: TestPlan
+    warmup: Mapping[str, Any]
+    window: Window
+    warnings: list[str]
+    data_path: str
+    machine: Survey
+    telemetry: dict[str, Any] | None
+    accuracy: dict[str, Any]
+    precision: dict[str, Any]
+
+
+def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResult:
+    """The run's result, from its measurements and the detail log LoadGen left in run_dir."""
+    log = parse_detail_log(run_dir / DETAIL_LOG)
+    accuracy = from_data(Accuracy, fill_accuracy(measured.accuracy), "accuracy")
+    sps = samples_per_second(log)
+    session, machine = measured.session, measured.machine
+    return RunResult(
+        run_id=run_dir.name,
+        created_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        scenario=spec.scenario.scenario,
+        scenario_name=spec.scenario.name,
+        outcome=outcome(spec, measured.plan, log, accuracy_passed=accuracy.passed),
+        latency_ns=from_data(Latencies, latency_percentiles_ns(log), "latency_ns"),
+        samples_per_second=sps,
+        qps_with_loadgen_overhead=_float(log.get("result_qps_with_loadgen_overhead")),
+        qps_without_loadgen_overhead=_float(log.get("result_qps_without_loadgen_overhead")),
+        batch_size=spec.scenario.batch_size,
+        model=_model(spec, measured),
+        hardware=hardware(spec.hw, machine.fingerprint),
+        providers=tuple(session.providers),
+        runtime=from_data(
+            RuntimeRecord, {**session.settings, "data_path": measured.data_path}, "runtime"
+        ),
+        versions=versions(),
+        settings=effective_settings(log),
+        loadgen_config=_loadgen_config(measured.plan),
+        warmup=_warmup(measured.warmup),
+        window=_window(measured.window),
+        warnings=(*(str(w) for w in machine.warnings), *measured.warnings),
+        preflight=tuple(PreflightRecord(code=w.code, message=w.message) for w in machine.warnings),
+        fingerprint=Fingerprint.from_dict(machine.fingerprint.to_dict()),
+        telemetry=_telemetry(measured.telemetry),
+        image=_image(image_info()),
+        utilization=run_utilization(spec, measured, sps),
+        precision=from_data(PrecisionRecord, measured.precision, "precision"),
+        accuracy=accuracy,
+    )
+
+
+def outcome(
+    spec: Requested, plan: TestPlan, log: DetailLog, *, accuracy_passed: bool
+) -> LoadGenOutcome:
+    """LoadGen's verdict, and whether the run counts for a submission."""
+    valid = log.get("result_validity") == "VALID"
+    mode: Literal["performance", "accuracy"] = (
+        "accuracy" if plan.mode == "accuracy" else "performance"
+    )
+    return LoadGenOutcome(
+        mode=mode,
+        profile=spec.profile,
+        submission_valid=valid
+        and spec.profile == "submission"
+        and not log.errors
+        and accuracy_passed,
+        valid=valid,
+        invalid_reasons=tuple(str(r) for r in log.get("result_invalid_reason", [])),
+        loadgen_errors=tuple(log.errors),
+    )
+
+
+def samples_per_second(log: DetailLog) -> float | None:
+    """Offline's samples/s, or SingleStream's QPS (one sample per query)."""
+    sps = log.get("result_samples_per_second")
+    if sps is None:
+        sps = log.get("result_qps_with_loadgen_overhead")
+    return _float(sps)
+
+
+def run_utilization(spec: Requested, measured: Measured, sps: float | None) -> Utilization:
+    """Achieved FLOP/s against the peak of the precision used, at the shapes actually run."""
+    batch = spec.scenario.batch_size
+    dims = measured.session.settings["free_dimension_overrides"]
+    count = count_flops(measured.info.path, dims=dims)
+    peak = resolve_peak(
+        hw=spec.hw,
+        precision=spec.scenario.model.precision,
+        fingerprint=measured.machine.fingerprint.to_dict(),
+        override_tflops=spec.scenario.peak_tflops,
+    )
+    block = utilization(
+        samples_per_second=sps,
+        flops_per_sample=count.flops / batch,
+        macs_per_sample=count.macs / batch,
+        peak=peak,
+        approximations=count.approximations,
+        unknown_ops=count.unknown_ops,
+    )
+    share = block.fraction_of_peak
+    if share is not None and share > 1:
+        # A peak below what was measured proves its assumptions wrong (usually the clock:
+        # VMs show the nominal clock and no boost); say so rather than print > 100 % quietly.
+        note = (
+            f"achieved exceeds the computed peak ({share * 100:.0f} %): the peak's assumptions "
+            "do not hold on this machine (often the clock); set peak_tflops in the scenario"
+        )
+        block = dataclasses.replace(block, note=note)
+    return block
+
+
+def hardware(hw: str, fingerprint: Fingerprint) -> Hardware:
+    """The target and the machine facts a summary shows, from the fingerprint."""
+    cpu = fingerprint.section("cpu")
+    model, usable = cpu.get("model"), cpu.get("usable_cpus")
+    return Hardware(
+        target=hw,
+        fingerprint_id=fingerprint.fingerprint_id,
+        cpu_model=None if model is None else str(model),
+        usable_cpus=usable if isinstance(usable, int) else None,
+        gpus=tuple(str(gpu.get("name") or "unknown GPU") for gpu in fingerprint.gpus),
+    )
+
+
+def versions() -> Versions:
+    """Versions of this harness, Python and the packages that measure."""
+    return Versions(
+        harness=harness.__version__,
+        python=platform.python_version(),
+        onnxruntime=onnxruntime_version(),
+        loadgen=metadata.version("mlcommons-loadgen"),
+        numpy=metadata.version("numpy"),
+        onnx=metadata.version("onnx"),
+    )
+
+
+def _model(spec: Requested, measured: Measured) -> ModelRecord:
+    info = measured.info
+    return ModelRecord(
+        name=spec.model_name,
+        path=str(info.path),
+        sha256=info.sha256,
+        precision=spec.scenario.model.precision,
+        opset=info.opset,
+        dims=dict(measured.session.settings["free_dimension_overrides"]),
+    )
+
+
+def _loadgen_config(plan: TestPlan) -> LoadGenConfig:
+    return LoadGenConfig(
+        model_key=plan.model_key,
+        mlperf_conf_sha256=lgconf.sha256_text(plan.mlperf_conf.read_text()),
+        user_conf_sha256=lgconf.sha256_text(plan.user_conf.read_text()),
+    )
+
+
+def _warmup(warmup: Mapping[str, Any]) -> Warmup:
+    return Warmup(
+        queries=int(warmup["queries"]),
+        duration_ms=float(warmup["duration_ms"]),
+        median_latency_ns=float(warmup["median_latency_ns"]),
+        min_latency_ns=int(warmup["min_latency_ns"]),
+        samples_per_second=float(warmup["samples_per_second"]),
+    )
+
+
+def _window(window: Window) -> MeasuredWindow:
+    return MeasuredWindow(duration_s=round((window.end_ns - window.start_ns) / 1e9, 3))
+
+
+def _telemetry(block: Mapping[str, Any] | None) -> TelemetrySummary | None:
+    return None if block is None else from_data(TelemetrySummary, block, "telemetry")
+
+
+def _image(info: Mapping[str, str] | None) -> ContainerImage | None:
+    return None if info is None else ContainerImage(id=info["id"], tag=info["tag"])
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)

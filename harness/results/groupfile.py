@@ -1,0 +1,109 @@
+"""trials.json and sweep.json: the summary files of a trials group and a batch sweep.
+
+One module reads and writes both, through the same checked codec as result.json.
+History of GROUP_SCHEMA_VERSION: 1, the first (unchanged by result schema 3).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from harness.analysis.stats import StopReason, SweepLimit, TrialStats
+from harness.config import ProfileName, ScenarioName
+from harness.errors import ResultError
+from harness.files import atomic_write_text
+from harness.results.codec import from_data, to_data
+
+GROUP_SCHEMA_VERSION = 1
+TRIALS_FILE = "trials.json"
+SWEEP_FILE = "sweep.json"
+GroupFileKind = Literal["trials", "sweep"]
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrialsFile:
+    """A trials group: its run directories (names within the group) and one metric's stats."""
+
+    scenario_name: str
+    scenario: ScenarioName
+    batch_size: int
+    profile: ProfileName
+    requested: int
+    runs: tuple[str, ...]
+    metric: str
+    stats: TrialStats
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SweepFilePoint:
+    """One batch size: its directory within the sweep and its samples/s over trials."""
+
+    batch_size: int
+    dir: str
+    samples_per_second: TrialStats
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SweepFile:
+    """A batch sweep: its points in order, where it saturated and why it stopped."""
+
+    scenario_name: str
+    profile: ProfileName
+    points: tuple[SweepFilePoint, ...]
+    saturation_batch: int | None
+    best_batch: int | None
+    stopped: StopReason
+    limit: SweepLimit | None
+
+
+def write_trials(path: Path, trials: TrialsFile) -> None:
+    """Write trials.json atomically."""
+    _write(path, "trials", trials)
+
+
+def write_sweep(path: Path, sweep: SweepFile) -> None:
+    """Write sweep.json atomically."""
+    _write(path, "sweep", sweep)
+
+
+def read_trials(path: Path) -> TrialsFile:
+    """Read trials.json; ResultError, in one line, for anything this version cannot read."""
+    return _read(path, "trials", TrialsFile)
+
+
+def read_sweep(path: Path) -> SweepFile:
+    """Read sweep.json; ResultError, in one line, for anything this version cannot read."""
+    return _read(path, "sweep", SweepFile)
+
+
+def _write(path: Path, kind: GroupFileKind, record: object) -> None:
+    data = {"schema_version": GROUP_SCHEMA_VERSION, "kind": kind, **to_data(record)}
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def _read(path: Path, kind: GroupFileKind, cls: type[T]) -> T:
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResultError(f"{path}: not readable JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("kind") != kind:
+        raise ResultError(f"{path}: not a beyond-tops {kind} file (kind is not {kind!r})")
+    version = data.pop("schema_version", None)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ResultError(f"{path}: no schema_version; not a beyond-tops {kind} file")
+    if version > GROUP_SCHEMA_VERSION:
+        raise ResultError(
+            f"{path}: schema_version {version} was written by a newer beyond-tops; "
+            "upgrade beyond-tops"
+        )
+    if version < GROUP_SCHEMA_VERSION:
+        raise ResultError(f"{path}: schema_version {version} is not one this reads; re-run it")
+    del data["kind"]
+    try:
+        return from_data(cls, data)
+    except ResultError as exc:
+        raise ResultError(f"{path}: {exc}; re-run it") from None

@@ -1,0 +1,84 @@
+"""Migrations of result.json data from older schema versions, one function per step.
+
+History:
+    1. The first result: no fingerprint, preflight, telemetry or image (not readable now).
+    2. + fingerprint, preflight, telemetry over LoadGen's window, image; later accuracy,
+       precision and utilization. Blocks were free-form objects; optional keys could be absent.
+    3. Typed records: every block has a fixed key set (null where a value does not apply);
+       ``utilization.utilization`` is ``utilization.fraction_of_peak``; ``runtime.cuda_graphs``
+       is always present; ``accuracy.against_fp32`` has every metric key.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from typing import Any
+
+Data = dict[str, Any]
+
+AGREEMENT_METRICS = (
+    "top1_agreement",
+    "max_abs_error",
+    "mean_abs_error",
+    "cosine_similarity",
+    "min_cosine_similarity",
+)
+LABEL_METRICS = ("top1", "top5", "fp32_top1", "fp32_top5")
+UTILIZATION_OPTIONAL = (
+    "macs_per_sample",
+    "peak_name",
+    "peak_precision",
+    "peak_source",
+    "peak_assumptions",
+)
+
+
+def fill_accuracy(block: Mapping[str, Any]) -> Data:
+    """The accuracy block with every metric key: a metric that does not apply is null.
+
+    The scorer (harness.analysis.accuracy) leaves such keys out; schema 3 writes them.
+    """
+    out = copy.deepcopy(dict(block))
+    fp32 = out.get("against_fp32")
+    if isinstance(fp32, dict):
+        for key in AGREEMENT_METRICS:
+            fp32.setdefault(key, None)
+    labels = out.get("against_labels")
+    if isinstance(labels, dict):
+        for key in LABEL_METRICS:
+            labels.setdefault(key, None)
+    return out
+
+
+def migrate_2_to_3(data: Mapping[str, Any]) -> Data:
+    """Schema 2 -> 3: rename and fill keys; values are never invented (absent stays absent)."""
+    out = copy.deepcopy(dict(data))
+    util = out.get("utilization")
+    if isinstance(util, dict):
+        if "utilization" in util:
+            util["fraction_of_peak"] = util.pop("utilization")
+        for key in UTILIZATION_OPTIONAL:
+            util.setdefault(key, None)
+        util.setdefault("approximations", [])
+        util.setdefault("unknown_ops", [])
+    runtime = out.get("runtime")
+    if isinstance(runtime, dict):
+        runtime.setdefault("cuda_graphs", False)
+    if isinstance(out.get("accuracy"), dict):
+        out["accuracy"] = fill_accuracy(out["accuracy"])
+    out["schema_version"] = 3
+    return out
+
+
+# version -> the step that lifts it by one
+MIGRATIONS: dict[int, Callable[[Mapping[str, Any]], Data]] = {2: migrate_2_to_3}
+OLDEST_READABLE = min(MIGRATIONS)
+
+
+def upgrade(data: Mapping[str, Any], version: int, target: int) -> Data:
+    """Apply each step from ``version`` up to ``target`` (the caller checked both)."""
+    out = dict(data)
+    for step in range(version, target):
+        out = MIGRATIONS[step](out)
+    return out

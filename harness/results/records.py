@@ -1,0 +1,195 @@
+"""The immutable result of one run: frozen, slotted records with units in their names."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from harness.config import Precision, ProfileName, ScenarioName
+from harness.fingerprint.fingerprint import Fingerprint
+from harness.results.measures import Accuracy, PrecisionRecord, TelemetrySummary, Utilization
+
+# A LoadGen effective_* setting's value, as its detail log states it.
+SettingValue = str | int | float | bool
+DataPath = Literal["host", "device", "device+host-copies"]
+# Field metadata: the record's keys sit in its parent's JSON object instead of a nested one.
+INLINE = {"json": "inline"}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelRecord:
+    """The measured model file; ``dims`` are the free dimensions it ran at."""
+
+    name: str
+    path: str
+    sha256: str
+    precision: Precision
+    opset: int
+    dims: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadGenOutcome:
+    """LoadGen's verdict on the timed test, and whether it counts for a submission.
+
+    ``submission_valid``: VALID, no LoadGen error, accuracy passed, under the submission
+    profile. In result.json these keys sit at the top level.
+    """
+
+    mode: Literal["performance", "accuracy"]
+    profile: ProfileName
+    submission_valid: bool
+    valid: bool
+    invalid_reasons: tuple[str, ...]
+    loadgen_errors: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Latencies:
+    """Query latencies in ns from LoadGen's detail log; None where it logged none.
+
+    ``early_stopping_p90`` is LoadGen's early-stopping estimate of the p90 (an upper bound),
+    SingleStream only. Offline "latencies" are completion times within one query.
+    """
+
+    p50: int | None
+    p90: int | None
+    p95: int | None
+    p97: int | None
+    p99: int | None
+    p999: int | None
+    mean: int | None
+    min: int | None
+    max: int | None
+    early_stopping_p90: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Hardware:
+    """The target and the few machine facts a reader wants first (the rest: fingerprint)."""
+
+    target: str
+    fingerprint_id: str
+    cpu_model: str | None
+    usable_cpus: int | None
+    gpus: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimeRecord:
+    """The onnxruntime session as it ran: options, providers, node placement, data path."""
+
+    graph_optimization_level: str
+    intra_op_threads: int
+    inter_op_threads: int
+    execution_mode: str
+    allow_spinning: bool
+    free_dimension_overrides: Mapping[str, int]
+    provider_options: Mapping[str, Mapping[str, str]]
+    requested_providers: tuple[str, ...]
+    cpu_fallback_allowed: bool
+    cuda_graphs: bool
+    node_placement: Mapping[str, int]
+    data_path: DataPath
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Versions:
+    """Versions of the software that measured."""
+
+    harness: str
+    python: str
+    onnxruntime: str
+    loadgen: str
+    numpy: str
+    onnx: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadGenConfig:
+    """The LoadGen configuration files used, by hash."""
+
+    model_key: str
+    mlperf_conf_sha256: str
+    user_conf_sha256: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Warmup:
+    """The untimed inferences before LoadGen's test, which size its expectations."""
+
+    queries: int
+    duration_ms: float
+    median_latency_ns: float
+    min_latency_ns: int
+    samples_per_second: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasuredWindow:
+    """LoadGen's timed window (first query issued to last completed)."""
+
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PreflightRecord:
+    """A preflight check that failed before the run (also among the warnings)."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerImage:
+    """The harness image the run ran in."""
+
+    id: str
+    tag: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunResult:
+    """Everything one run measured and everything needed to reproduce or compare it.
+
+    ``settings`` are LoadGen's own effective_* settings, verbatim: their keys are LoadGen's
+    and change with its version. ``fingerprint`` is the environment as the fingerprint
+    collectors produced it: a JSON mapping inside its record, with its own versioned shape
+    (harness.fingerprint). ``telemetry`` is None when the window never opened; ``image``
+    when the run was not in a harness container. Throughput is samples/s; the qps values are
+    LoadGen's (None in Offline).
+    """
+
+    run_id: str
+    created_utc: str
+    scenario: ScenarioName
+    scenario_name: str
+    outcome: LoadGenOutcome = field(metadata=INLINE)
+    latency_ns: Latencies
+    samples_per_second: float | None
+    qps_with_loadgen_overhead: float | None
+    qps_without_loadgen_overhead: float | None
+    batch_size: int
+    model: ModelRecord
+    hardware: Hardware
+    providers: tuple[str, ...]
+    runtime: RuntimeRecord
+    versions: Versions
+    settings: Mapping[str, SettingValue]
+    loadgen_config: LoadGenConfig
+    warmup: Warmup
+    window: MeasuredWindow
+    warnings: tuple[str, ...]
+    preflight: tuple[PreflightRecord, ...]
+    fingerprint: Fingerprint
+    telemetry: TelemetrySummary | None
+    image: ContainerImage | None
+    utilization: Utilization
+    precision: PrecisionRecord
+    accuracy: Accuracy
+
+    @property
+    def valid(self) -> bool:
+        """LoadGen's verdict, outcome.valid: the one field callers gate exit codes on."""
+        return self.outcome.valid

@@ -1,0 +1,84 @@
+"""result.json: a RunResult's versioned JSON form, its writer and its loader (with migrations)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ResultError
+from harness.files import atomic_write_text
+from harness.results.codec import from_data, to_data
+from harness.results.migrate import OLDEST_READABLE, upgrade
+from harness.results.records import RunResult
+
+SCHEMA_VERSION = 3
+RESULT_FILE = "result.json"
+INCOMPLETE_FILE = "INCOMPLETE"
+
+
+def to_dict(result: RunResult) -> dict[str, Any]:
+    """JSON-ready data of a result, schema_version first."""
+    return {"schema_version": SCHEMA_VERSION, **to_data(result)}
+
+
+def from_dict(data: Mapping[str, Any], source: str = "result") -> RunResult:
+    """A result from JSON data of any readable schema_version (older ones are migrated).
+
+    Raises:
+        ResultError: naming ``source``, when the version is unknown or newer, or a key is
+            absent, unknown or of the wrong kind; the message says what to do.
+    """
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ResultError(f"{source}: no schema_version; not a beyond-tops result")
+    if version > SCHEMA_VERSION:
+        raise ResultError(
+            f"{source}: schema_version {version} was written by a newer beyond-tops "
+            f"(this one reads {OLDEST_READABLE} to {SCHEMA_VERSION}); upgrade beyond-tops"
+        )
+    if version < OLDEST_READABLE:
+        raise ResultError(
+            f"{source}: schema_version {version} is older than this beyond-tops reads "
+            f"({OLDEST_READABLE} to {SCHEMA_VERSION}); re-run it"
+        )
+    current = upgrade(data, version, SCHEMA_VERSION)
+    del current["schema_version"]
+    try:
+        return from_data(RunResult, current)
+    except ResultError as exc:
+        raise ResultError(
+            f"{source}: not a schema_version {version} result ({exc}); re-run it"
+        ) from None
+
+
+def to_json(result: RunResult) -> str:
+    """Serialise a result as indented JSON."""
+    return json.dumps(to_dict(result), indent=2) + "\n"
+
+
+def write_result(result: RunResult, run_dir: Path) -> Path:
+    """Write result.json atomically: readers see the whole file or none."""
+    path = run_dir / RESULT_FILE
+    atomic_write_text(path, to_json(result))
+    return path
+
+
+def load_result(run_dir: Path) -> RunResult:
+    """Read a run directory's result.json (or the file itself), migrating older versions."""
+    path = run_dir / RESULT_FILE if run_dir.is_dir() else run_dir
+    if (path.parent / INCOMPLETE_FILE).exists():
+        reason = (path.parent / INCOMPLETE_FILE).read_text(encoding="utf-8").strip()
+        raise ResultError(f"{path.parent}: run is incomplete ({reason}); run it again")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultError(
+            f"{path}: no such result; pass a run directory under results/runs/"
+        ) from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResultError(f"{path}: not readable JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise ResultError(f"{path}: no schema_version; not a beyond-tops result")
+    return from_dict(data, str(path))

@@ -1,0 +1,412 @@
+"""harness.containers: the Docker launcher of job files, against autospec'd Docker SDK objects."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from docker.models.containers import Container, ContainerCollection
+from docker.models.images import Image, ImageCollection
+from pytest_mock import MockerFixture
+
+import docker
+from harness import containers as hc
+from harness.campaign import is_out_of_memory
+from harness.config import load_scenario
+from harness.errors import ConfigError, DeviceError
+from harness.files import read_incomplete
+from harness.images import ImageRef
+from harness.job import Job, write_job
+from harness.models import registry
+from harness.pipeline import RunSpec, WorkerError, new_run_dir, run_one
+from harness.runtime.targets import TARGETS, resolve_options
+from tests.conftest import TINY_SS, write_scenario
+
+IMAGE_ID = "sha256:" + "ab" * 32
+TAG = "beyond-tops/cpu:t"
+IMAGE = ImageRef(id=IMAGE_ID, tag=TAG)
+NO_DRIVER = 'could not select device driver "" with capabilities: [[gpu]]'
+
+
+@pytest.fixture
+def client(mocker: MockerFixture) -> Any:
+    """A DockerClient whose every call is checked against the real SDK's signatures."""
+    client = mocker.create_autospec(docker.DockerClient, instance=True)
+    client.images = mocker.create_autospec(ImageCollection, instance=True)
+    client.containers = mocker.create_autospec(ContainerCollection, instance=True)
+    image = mocker.create_autospec(Image, instance=True)
+    image.id, image.labels = IMAGE_ID, {}
+    client.images.get.return_value = image
+    client.info.return_value = {"Runtimes": {"runc": {}, "nvidia": {}}}
+    return client
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    return tmp_path / "results"
+
+
+@pytest.fixture
+def job(tmp_path: Path, results: Path) -> Job:
+    scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
+    run_dir = results / "20261130T1-tiny"
+    run_dir.mkdir(parents=True)
+    return Job(
+        scenario=scenario,
+        scenario_path="s.yaml",
+        profile="quick",
+        hw="cpu",
+        test="performance",
+        run_dir=run_dir,
+    )
+
+
+def job_file(job: Job) -> Path:
+    return write_job(job, job.run_dir / "job.json")
+
+
+def run_for(results: Path, hw: str = "cpu", image: str | None = TAG) -> hc.DockerRun:
+    return hc.DockerRun(hw=hw, results=results, image=image, cache=results.parent / "cache")
+
+
+def started(client: Any, mocker: MockerFixture, chunks: list[Any], code: int = 0) -> Any:
+    container = mocker.create_autospec(Container, instance=True)
+    container.attach.return_value = iter(chunks)
+    container.wait.return_value = {"StatusCode": code}
+    client.containers.run.return_value = container
+    return container
+
+
+def launcher(client: Any, run: hc.DockerRun) -> tuple[hc.DockerLauncher, io.StringIO, io.StringIO]:
+    out, err = io.StringIO(), io.StringIO()
+    return hc.DockerLauncher(run, client=client, out=out, err=err), out, err
+
+
+# ---- the container spec ----
+
+
+def test_paths_are_the_same_inside_and_outside(job: Job, results: Path, tmp_path: Path) -> None:
+    model = tmp_path / "models" / "my.onnx"
+    model.parent.mkdir()
+    model.write_bytes(b"onnx")
+    job = dataclasses.replace(job, model_override=model)
+    kwargs = hc.container_kwargs(job_file(job), job, run_for(results), IMAGE, {})
+    assert kwargs["command"] == ["python", "-m", "harness.worker", str(job.run_dir / "job.json")]
+    assert kwargs["volumes"] == {
+        str(results): {"bind": str(results), "mode": "rw"},
+        str(model): {"bind": str(model), "mode": "ro"},
+        str(tmp_path / "cache"): {"bind": "/cache", "mode": "rw"},
+    }
+    assert kwargs["user"] == f"{os.getuid()}:{os.getgid()}"
+    assert kwargs["working_dir"] == str(Path.cwd())
+    assert kwargs["init"] is True and kwargs["detach"] is True
+    assert kwargs["environment"] == {
+        "BEYOND_TOPS_IMAGE_ID": IMAGE_ID,  # observe.image_info puts these into result.json
+        "BEYOND_TOPS_IMAGE_TAG": TAG,
+        "BEYOND_TOPS_CACHE": "/cache",
+        "HOME": "/tmp",
+    }
+    assert "device_requests" not in kwargs and "devices" not in kwargs
+
+
+def test_the_devices_asked_for_are_passed_on(job: Job, results: Path) -> None:
+    devices = hc.device_kwargs("nvidia")
+    kwargs = hc.container_kwargs(job_file(job), job, run_for(results), IMAGE, devices)
+    (request,) = kwargs["device_requests"]
+    assert request["Count"] == -1 and request["Capabilities"] == [["gpu"]]
+
+
+def test_a_run_dir_outside_the_results_root_is_refused(
+    job: Job, results: Path, tmp_path: Path
+) -> None:
+    elsewhere = dataclasses.replace(job, run_dir=tmp_path / "elsewhere")
+    elsewhere.run_dir.mkdir()
+    with pytest.raises(ConfigError, match=r"outside .*results directory containers see"):
+        hc.container_kwargs(job_file(elsewhere), elsewhere, run_for(results), IMAGE, {})
+
+
+def test_relative_model_and_data_paths_are_mounted_where_the_cwd_puts_them(
+    job: Job, tmp_path: Path
+) -> None:
+    (tmp_path / "m.onnx").write_bytes(b"onnx")
+    (tmp_path / "npy").mkdir()
+    model = dataclasses.replace(job.scenario.model, zoo=None, path="m.onnx")
+    data = dataclasses.replace(job.scenario.data, source="npy", dir="npy")
+    scenario = dataclasses.replace(job.scenario, model=model, data=data)
+    job = dataclasses.replace(job, scenario=scenario, model_override=tmp_path / "gone.onnx")
+    assert hc.input_paths(job, tmp_path) == [tmp_path / "m.onnx", tmp_path / "npy"]
+
+
+def test_rocm_passes_kfd_dri_and_their_groups(mocker: MockerFixture) -> None:
+    mocker.patch.object(hc.os.path, "exists", return_value=True)
+    mocker.patch.object(hc, "rocm_groups", return_value=["44", "109"])
+    kwargs = hc.device_kwargs("rocm")
+    assert kwargs["devices"] == ["/dev/kfd:/dev/kfd:rwm", "/dev/dri:/dev/dri:rwm"]
+    assert kwargs["group_add"] == ["44", "109"]
+
+
+def test_rocm_groups_by_name_and_by_device_owner(tmp_path: Path, mocker: MockerFixture) -> None:
+    (tmp_path / "dri").mkdir()
+    for device in ("kfd", "dri/renderD128", "dri/card0"):
+        (tmp_path / device).touch()
+    groups = {"video": 44}  # no "render" group on this host
+    mocker.patch.object(
+        hc.grp, "getgrnam", side_effect=lambda name: mocker.Mock(gr_gid=groups[name])
+    )
+    owner = {os.getgid()} - {0}  # root's group is never worth adding
+    assert hc.rocm_groups(tmp_path) == [str(g) for g in sorted({44} | owner)]
+
+
+def test_rocm_without_kfd_says_so(mocker: MockerFixture) -> None:
+    mocker.patch.object(hc.os.path, "exists", return_value=False)
+    with pytest.raises(DeviceError, match=r"HW=rocm: /dev/kfd, /dev/dri not found"):
+        hc.device_kwargs("rocm")
+
+
+def test_the_cache_root_is_mounted_where_the_harness_looks(
+    job: Job, results: Path, mocker: MockerFixture
+) -> None:
+    """Compiled engines (TensorRT, MIGraphX) live under the cache root, so on the host volume."""
+    kwargs = hc.container_kwargs(job_file(job), job, run_for(results), IMAGE, {})
+    assert kwargs["volumes"][str(results.parent / "cache")]["bind"] == str(hc.CONTAINER_CACHE)
+    mocker.patch.dict(os.environ, {"BEYOND_TOPS_CACHE": kwargs["environment"]["BEYOND_TOPS_CACHE"]})
+    root = registry.cache_root()
+    assert root == Path(hc.CONTAINER_CACHE)
+    for target in (TARGETS["rocm"], TARGETS["nvidia"]):
+        for spec in target.providers:
+            for key, value in resolve_options(spec, {}, str(root / "engines")).items():
+                if "{cache}" in spec.options[key]:
+                    assert Path(value).is_relative_to(root), (target.name, key, value)
+
+
+@pytest.mark.parametrize(("status", "code"), [(0, 0), (1, 1), (4, 4), (130, 130), (137, -9)])
+def test_exit_status_reads_as_a_local_workers(status: int, code: int) -> None:
+    assert hc.exit_code(status) == code
+
+
+# ---- launching ----
+
+
+def test_a_launch_runs_the_worker_streams_its_output_and_returns_its_code(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    chunks = [(b"tiny: VALID \xe2", None), (b"\x9c\x93\n", b"== progress\n"), (None, b"done")]
+    container = started(client, mocker, chunks, code=1)
+    launch, out, err = launcher(client, run_for(results))
+    assert launch(job_file(job)) == 1
+    assert out.getvalue() == "tiny: VALID \u2713\n"  # a character split across chunks survives
+    assert err.getvalue() == f"== image {TAG} ({IMAGE_ID})\n== progress\ndone"
+    (args, kwargs) = client.containers.run.call_args
+    assert args == (IMAGE_ID,) and kwargs["command"][-1] == str(job.run_dir / "job.json")
+    container.attach.assert_called_once_with(
+        stdout=True, stderr=True, stream=True, logs=True, demux=True
+    )
+    container.remove.assert_called_once_with(force=True)
+    assert (results.parent / "cache").is_dir()
+
+
+def test_the_image_is_found_once_for_every_launch(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    ensure = mocker.patch.object(hc, "ensure_image", return_value=IMAGE)
+    launch, _, _ = launcher(client, run_for(results, image=None))
+    for _ in range(2):
+        started(client, mocker, [])
+        assert launch(job_file(job)) == 0
+    ensure.assert_called_once()
+    assert ensure.call_args.args == ("cpu",)
+
+
+def test_constructing_a_launcher_touches_nothing(mocker: MockerFixture, results: Path) -> None:
+    connect = mocker.patch.object(hc, "connect")
+    hc.DockerLauncher(run_for(results))
+    connect.assert_not_called()
+
+
+def test_interrupt_stops_the_worker_cleanly(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    container = started(client, mocker, [])
+    container.wait.side_effect = [KeyboardInterrupt, {"StatusCode": 130}]
+    launch, _, _ = launcher(client, run_for(results))
+    with pytest.raises(KeyboardInterrupt):
+        launch(job_file(job))
+    container.kill.assert_called_once_with(signal="SIGINT")
+    container.remove.assert_called_once_with(force=True)
+
+
+def test_a_container_that_cannot_start_fails_the_run_like_a_worker(
+    client: Any, job: Job, results: Path
+) -> None:
+    client.containers.run.side_effect = docker.errors.APIError("500", explanation="no space")
+    launch, _, _ = launcher(client, run_for(results))
+    assert launch(job_file(job)) == 4
+    recorded = read_incomplete(job.run_dir)
+    assert recorded is not None and recorded.exit_code == 4
+    assert recorded.cause == "failed: docker could not start the cpu container: no space"
+
+
+def test_through_the_pipeline_a_refused_start_leaves_no_run_dir(
+    client: Any, tmp_path: Path, results: Path
+) -> None:
+    scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
+    spec = RunSpec(scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu")
+    client.containers.run.side_effect = docker.errors.ImageNotFound("gone")
+    launch, _, _ = launcher(client, run_for(results))
+    run_dir = new_run_dir(spec, results)
+    with pytest.raises(WorkerError) as err:
+        run_one(spec, run_dir, launch=launch)
+    assert err.value.exit_code == 4 and "is gone; run `harness image ensure`" in err.value.cause
+    assert not run_dir.exists()
+
+
+def test_a_worker_killed_by_the_oom_killer_reads_as_out_of_memory(
+    client: Any, mocker: MockerFixture, tmp_path: Path, results: Path
+) -> None:
+    scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
+    spec = RunSpec(scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu")
+    started(client, mocker, [], code=137)
+    launch, _, _ = launcher(client, run_for(results))
+    with pytest.raises(WorkerError) as err:
+        run_one(spec, new_run_dir(spec, results), launch=launch)
+    assert is_out_of_memory(err.value)
+
+
+# ---- the GPUs through Docker ----
+
+
+def nvidia_host(
+    client: Any, mocker: MockerFixture, *, refuse: dict[str, str], cdi_dirs: list[str]
+) -> list[Any]:
+    """A daemon without a registered nvidia runtime whose start answers per device driver."""
+    client.info.return_value = {"Runtimes": {"runc": {}}, "CDISpecDirs": cdi_dirs}
+    probes: list[Any] = []
+
+    def create(image: str, command: list[str], **kwargs: Any) -> Any:
+        (request,) = kwargs["device_requests"]
+        probe = mocker.create_autospec(Container, instance=True)
+        if request["Driver"] in refuse:
+            probe.start.side_effect = docker.errors.APIError(
+                "500 Server Error", explanation=refuse[request["Driver"]]
+            )
+        probes.append(probe)
+        return probe
+
+    client.containers.create.side_effect = create
+    return probes
+
+
+def launch_nvidia(client: Any, job: Job, results: Path) -> tuple[int, str]:
+    """Launch on HW=nvidia; the exit code and the cause recorded if it failed to start."""
+    launch, _, _ = launcher(client, run_for(results, hw="nvidia"))
+    code = launch(job_file(job))
+    recorded = read_incomplete(job.run_dir)
+    return code, "" if recorded is None else recorded.cause
+
+
+def test_a_registered_nvidia_runtime_needs_no_probe(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    started(client, mocker, [])
+    assert launch_nvidia(client, job, results) == (0, "")
+    client.containers.create.assert_not_called()
+    assert client.containers.run.call_args.kwargs["device_requests"] == [
+        docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
+    ]
+
+
+def test_the_toolkit_hook_without_an_nvidia_runtime_is_enough(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    """`--gpus` needs nvidia-container-runtime-hook on dockerd's PATH, not a runtime entry."""
+    probes = nvidia_host(client, mocker, refuse={}, cdi_dirs=[])
+    started(client, mocker, [])
+    assert launch_nvidia(client, job, results) == (0, "")
+    (probe,) = probes
+    probed = client.containers.create.call_args
+    assert probed.args == (IMAGE_ID,)
+    assert probed.kwargs["device_requests"] == hc.device_kwargs("nvidia")["device_requests"]
+    probe.start.assert_called_once_with()
+    probe.remove.assert_called_once_with(force=True)
+    assert (
+        client.containers.run.call_args.kwargs["device_requests"]
+        == probed.kwargs["device_requests"]
+    )
+
+
+def test_a_daemon_without_a_gpu_driver_is_one_clear_error(
+    client: Any, mocker: MockerFixture, results: Path
+) -> None:
+    probes = nvidia_host(client, mocker, refuse={"": NO_DRIVER}, cdi_dirs=[])
+    launch, _, _ = launcher(client, run_for(results, hw="nvidia"))
+    with pytest.raises(DeviceError) as err:
+        launch.prepare()
+    message = str(err.value)
+    assert message.startswith("HW=nvidia: Docker cannot give containers the GPUs")
+    assert NO_DRIVER in message and "runtimes: runc; CDI spec dirs: none" in message
+    assert "nvidia-container-runtime-hook" in message and "nvidia-ctk cdi generate" in message
+    assert "\n" not in message
+    probes[0].remove.assert_called_once_with(force=True)
+    client.containers.run.assert_not_called()
+
+
+def test_cdi_is_used_where_gpus_is_refused(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    probes = nvidia_host(client, mocker, refuse={"": NO_DRIVER}, cdi_dirs=["/etc/cdi"])
+    started(client, mocker, [])
+    assert launch_nvidia(client, job, results) == (0, "")
+    assert len(probes) == 2
+    (request,) = client.containers.run.call_args.kwargs["device_requests"]
+    assert request == docker.types.DeviceRequest(driver="cdi", device_ids=["nvidia.com/gpu=all"])
+    assert hc.docker_cli_flags({"device_requests": [request]}) == ["--device=nvidia.com/gpu=all"]
+
+
+def test_neither_gpus_nor_cdi_reports_the_gpus_refusal(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    unresolvable = "CDI device injection failed: unresolvable CDI devices nvidia.com/gpu=all"
+    nvidia_host(client, mocker, refuse={"": NO_DRIVER, "cdi": unresolvable}, cdi_dirs=["/etc/cdi"])
+    code, cause = launch_nvidia(client, job, results)
+    assert code == 4 and "no GPU device driver" in cause and "CDI spec dirs: /etc/cdi)" in cause
+    client.containers.run.assert_not_called()
+
+
+def test_a_driver_found_but_failing_says_to_check_the_driver(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    failure = (
+        "failed to create task for container: OCI runtime create failed: nvidia-container-cli: "
+        "initialization error: nvml error: driver not loaded"
+    )
+    nvidia_host(client, mocker, refuse={"": failure}, cdi_dirs=[])
+    code, cause = launch_nvidia(client, job, results)
+    assert code == 4 and "could not start a container with the GPUs" in cause
+    assert "driver not loaded" in cause and "`nvidia-smi`" in cause
+
+
+def test_a_probe_of_a_removed_image_says_so(client: Any, job: Job, results: Path) -> None:
+    client.info.return_value = {"Runtimes": {"runc": {}}}
+    client.containers.create.side_effect = docker.errors.ImageNotFound("no such image")
+    code, cause = launch_nvidia(client, job, results)
+    assert code == 4 and cause.endswith("is gone; run `harness image ensure`")
+
+
+def test_could_not_select_device_driver_at_run_names_the_fix(
+    client: Any, job: Job, results: Path
+) -> None:
+    client.containers.run.side_effect = docker.errors.APIError(
+        "500 Server Error", explanation=NO_DRIVER
+    )
+    code, cause = launch_nvidia(client, job, results)
+    assert code == 4 and "Docker cannot give containers the GPUs" in cause
+    assert "nvidia-ctk runtime configure" in cause
+
+
+def test_gpus_flags_for_the_docker_cli() -> None:
+    assert hc.docker_cli_flags(hc.device_kwargs("nvidia")) == ["--gpus=all"]
+    assert hc.docker_cli_flags(hc.device_kwargs("cpu")) == []
