@@ -31,7 +31,7 @@ from harness.config import (
     ScenarioName,
     WarmupConfig,
 )
-from harness.modelprep import sample_source
+from harness.models.prepare import sample_source
 from harness.models.registry import cache_root, zoo_model_path
 from harness.models.validate import inspect_model, resolve_dims
 from harness.pipeline import RunSpec, new_run_dir, run_one

@@ -11,7 +11,7 @@ from typing import IO
 
 from harness import pipeline
 from harness.analysis.stats import TrialStats, run_sweep, sweep_batches, trial_stats
-from harness.config import ProfileName, Scenario
+from harness.config import DEFAULT_TRIALS, ProfileName, Scenario
 from harness.errors import HarnessError, RunError
 from harness.files import create_run_dir
 from harness.pipeline import Launcher, RunSpec, WorkerError, new_run_dir, run_one
@@ -30,7 +30,6 @@ from harness.results.metrics import LATENCY_P90, SAMPLES_PER_SECOND, metric_valu
 from harness.results.records import RunResult
 from harness.results.runfile import load_result
 
-DEFAULT_TRIALS: dict[str, int] = {"quick": 3, "submission": 5}
 _OOM_MARKERS = (
     "failed to allocate memory",
     "bad_alloc",

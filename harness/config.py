@@ -15,14 +15,21 @@ import yaml
 
 from harness.errors import ConfigError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 1  # of scenario files; harness.results.versions lists every format's
 ScenarioName = Literal["SingleStream", "Offline"]
+# Profiles and precisions are declared once, here: the Literal for the types and the loader,
+# the tuple (the same names, in order) for the CLI's choices, job files and checks.
 ProfileName = Literal["quick", "submission"]
+PROFILES: tuple[ProfileName, ...] = typing.get_args(ProfileName)
+# Trials per configuration where neither the command line nor the scenario says.
+DEFAULT_TRIALS: Mapping[ProfileName, int] = types.MappingProxyType({"quick": 3, "submission": 5})
 Precision = Literal["fp32", "fp16", "bf16", "int8"]
+PRECISIONS: tuple[Precision, ...] = typing.get_args(Precision)
 OptLevel = Literal["disable", "basic", "extended", "all"]
 ExecutionMode = Literal["sequential", "parallel"]
 DataSource = Literal["synthetic", "npy"]
 OptionValue = str | int | float | bool
+T = typing.TypeVar("T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -194,6 +201,24 @@ class Suite:
             raise ValueError("scenarios: list at least one scenario file")
 
 
+def as_profile(value: str, key: str = "profile") -> ProfileName:
+    """`value` as a profile name; anything else is a ConfigError naming `key`."""
+    return _one_of(value, PROFILES, key)
+
+
+def as_precision(value: str, key: str = "precision") -> Precision:
+    """`value` as a precision; anything else is a ConfigError naming `key`."""
+    return _one_of(value, PRECISIONS, key)
+
+
+def _one_of(value: str, allowed: tuple[T, ...], key: str) -> T:
+    for choice in allowed:
+        if value == choice:
+            return choice
+    names = ", ".join(str(choice) for choice in allowed)
+    raise ConfigError(f"{key}: {value!r} is not allowed (allowed: {names})")
+
+
 def load_scenario(path: Path) -> Scenario:
     """Read a scenario YAML file; every problem is a one-line ConfigError."""
     return _load(path, Scenario)
@@ -220,9 +245,6 @@ def is_suite_file(path: Path) -> bool:
     """Whether a YAML file describes a suite (it has a top-level 'scenarios' list)."""
     data = _read_yaml(path)
     return isinstance(data, dict) and "scenarios" in data
-
-
-T = typing.TypeVar("T")
 
 
 def _read_yaml(path: Path) -> Any:

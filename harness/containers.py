@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from harness.errors import ConfigError, DeviceError, HarnessError
+from harness.errors import INTERRUPTED, ConfigError, DeviceError, HarnessError
 from harness.files import mark_incomplete
+from harness.hardware import get_target
 from harness.images import (
     ImageRef,
     check_hw,
@@ -31,7 +32,7 @@ from harness.images import (
     named_image,
 )
 from harness.job import Job, read_job
-from harness.worker import INTERRUPTED
+from harness.paths import CACHE_ENV, cache_root
 
 CONTAINER_CACHE = PurePosixPath("/cache")
 STOP_TIMEOUT_S = 120  # for the worker to mark its run INCOMPLETE after Ctrl-C
@@ -57,7 +58,7 @@ class DockerRun:
     hw: str
     results: Path  # the results root: every job's run directory lies under it
     image: str | None = None  # a tag or ID; None: this commit's image, built if missing
-    cache: Path | None = None  # None: default_cache_dir()
+    cache: Path | None = None  # None: harness.paths.cache_root(), the one local runs use
 
 
 class DockerLauncher:
@@ -91,7 +92,7 @@ class DockerLauncher:
                 image = named_image(self._client, self.run.image)
             else:
                 image = ensure_image(self.run.hw, client=self._client, progress=self._stderr())
-            if self.run.hw == "nvidia":
+            if get_target(self.run.hw).docker_devices == "nvidia-gpus":
                 self._devices = nvidia_devices(self._client, image)
             else:
                 self._devices = device_kwargs(self.run.hw)
@@ -150,7 +151,7 @@ def container_kwargs(
     cwd = Path.cwd()
     volumes = {str(path): {"bind": str(path), "mode": "ro"} for path in input_paths(job, cwd)}
     volumes[str(results)] = {"bind": str(results), "mode": "rw"}
-    cache = (run.cache or default_cache_dir()).resolve()
+    cache = (run.cache or cache_root()).resolve()
     volumes[str(cache)] = {"bind": str(CONTAINER_CACHE), "mode": "rw"}
     return {
         "command": ["python", "-m", "harness.worker", str(job_file)],
@@ -162,7 +163,7 @@ def container_kwargs(
             # observe.image_info records these in result.json; the fingerprint reads the ID
             "BEYOND_TOPS_IMAGE_ID": image.id,
             "BEYOND_TOPS_IMAGE_TAG": image.tag,
-            "BEYOND_TOPS_CACHE": str(CONTAINER_CACHE),
+            CACHE_ENV: str(CONTAINER_CACHE),
             "HOME": "/tmp",
         },
         "volumes": volumes,
@@ -183,28 +184,30 @@ def input_paths(job: Job, cwd: Path) -> list[Path]:
 
 def exit_code(status: int) -> int:
     """A container's status as Popen's return code: a death by signal N is -N."""
-    if status > 128 and status != INTERRUPTED:  # 128 + N from the init process
+    if status > 128 and status != INTERRUPTED.code:  # 128 + N from the init process
         return 128 - status
     return status
 
 
 def device_kwargs(hw: str, *, cdi: bool = False) -> dict[str, Any]:
-    """How each target reaches its accelerator from inside the container.
+    """How each target reaches its accelerator from inside the container (its docker_devices).
 
-    nvidia: `--gpus all`, or with `cdi` the CDI device `nvidia.com/gpu=all`.
+    nvidia-gpus: `--gpus all`, or with `cdi` the CDI device `nvidia.com/gpu=all`.
+    amd-kfd: /dev/kfd and /dev/dri, with the groups that may open them.
     """
-    if hw == "nvidia":
+    kind = get_target(hw).docker_devices
+    if kind == "nvidia-gpus":
         docker = import_docker()
         if cdi:  # `docker run --device nvidia.com/gpu=all`
             request = docker.types.DeviceRequest(driver="cdi", device_ids=["nvidia.com/gpu=all"])
         else:  # `docker run --gpus all`
             request = docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
         return {"device_requests": [request]}
-    if hw == "rocm":
+    if kind == "amd-kfd":
         missing = [path for path in ROCM_DEVICES if not os.path.exists(path)]
         if missing:
             raise DeviceError(
-                f"HW=rocm: {', '.join(missing)} not found; install the amdgpu driver "
+                f"HW={hw}: {', '.join(missing)} not found; install the amdgpu driver "
                 "(ROCm) on this host, or use another HW"
             )
         return {
@@ -228,12 +231,6 @@ def rocm_groups(dev: Path = Path("/dev")) -> list[str]:
         except OSError:
             continue
     return [str(gid) for gid in sorted(gids - {0})]
-
-
-def default_cache_dir() -> Path:
-    """The host's model and engine cache, the same one a local run uses."""
-    root = os.environ.get("BEYOND_TOPS_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "beyond-tops"
 
 
 def gpu_flags(image: str | None = None, *, progress: IO[str] | None = None) -> list[str]:
@@ -317,7 +314,8 @@ def _gpu_error(text: str, info: Mapping[str, Any] | None = None) -> DeviceError:
 
 def _run_error(exc: BaseException, hw: str) -> DeviceError:
     text = explain(exc)
-    if hw == "nvidia" and ("nvidia-container-cli" in text or NO_DEVICE_DRIVER in text):
+    gpus = get_target(hw).docker_devices == "nvidia-gpus"
+    if gpus and ("nvidia-container-cli" in text or NO_DEVICE_DRIVER in text):
         return _gpu_error(text)
     return DeviceError(f"docker could not start the {hw} container: {text}")
 

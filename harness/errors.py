@@ -61,6 +61,10 @@ INVALID: Final = ExitCode(code=1, meaning="a run finished but LoadGen judged it 
 INTERRUPTED: Final = ExitCode(
     code=130, meaning="interrupted (Ctrl-C); the run directory is marked INCOMPLETE"
 )
+# A worker process died of a bug, not of a user error (BSD's EX_SOFTWARE); it printed the trace.
+CRASHED: Final = ExitCode(
+    code=70, meaning="a worker crashed (a bug: its traceback is in the output; please report it)"
+)
 # The one table of error exit codes: the classes' `exit_code`, `harness --help` and the
 # README's list come from it. Every HarnessError subclass needs an entry here or one in
 # SHARES_PARENT_CODE (tests/unit/test_errors.py walks the hierarchy).
@@ -106,7 +110,8 @@ def exit_code_of(error: type[HarnessError]) -> ExitCode:
 
 def exit_code_table() -> str:
     """Every exit status `harness` uses, in code order, as the `--help` epilog prints it."""
-    entries = sorted([SUCCESS, INVALID, INTERRUPTED, *ERROR_CODES.values()], key=lambda e: e.code)
+    reserved = [SUCCESS, INVALID, CRASHED, INTERRUPTED]
+    entries = sorted([*reserved, *ERROR_CODES.values()], key=lambda e: e.code)
     return "exit codes:\n" + "\n".join(f"  {e.code:<4} {e.meaning}" for e in entries)
 
 

@@ -6,7 +6,6 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,9 +13,9 @@ from typing import IO, Any
 
 import harness
 from harness.errors import DependencyError, DeviceError
+from harness.gitstate import git_output, read_git_state
+from harness.hardware import HW_NAMES, TARGETS
 
-HW_TARGETS = ("cpu", "nvidia", "rocm")
-IMAGE_REPO = "beyond-tops"
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 BUILDER_CHATTER = (" ---> ", "Removing intermediate container", "Successfully ")
 PULL_HINT = (
@@ -137,8 +136,8 @@ def build_image(
 
 def check_hw(hw: str) -> None:
     """A DeviceError unless `hw` has an image."""
-    if hw not in HW_TARGETS:
-        raise DeviceError(f"HW={hw}: no image for this target (images: {', '.join(HW_TARGETS)})")
+    if hw not in HW_NAMES:
+        raise DeviceError(f"HW={hw}: no image for this target (images: {', '.join(HW_NAMES)})")
 
 
 def _check_wheelhouse(hw: str, repo: Path) -> None:
@@ -172,7 +171,7 @@ def _context_excludes(hw: str, repo: Path) -> list[str]:
     ignore = repo / ".dockerignore"
     lines = ignore.read_text().splitlines() if ignore.is_file() else []
     patterns = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-    others = [name for name in HW_TARGETS if name != hw]
+    others = [name for name in HW_NAMES if name != hw]
     return patterns + [f"build/wheels/{name}{suffix}" for name in others for suffix in ("", "-*")]
 
 
@@ -208,7 +207,7 @@ def build_args(hw: str, *, repo: Path, base_image: str | None = None) -> dict[st
         "HARNESS_VERSION": harness.__version__,
         "GIT_COMMIT": git_commit(repo),
         "LOCK_SHA256": hashlib.sha256(lock.read_bytes()).hexdigest(),
-        "SOURCE_URL": _git(repo, "remote", "get-url", "origin") or "unknown",
+        "SOURCE_URL": git_output(repo, "remote", "get-url", "origin") or "unknown",
     }
     if base_image:
         args["BASE_IMAGE"] = base_image
@@ -216,28 +215,22 @@ def build_args(hw: str, *, repo: Path, base_image: str | None = None) -> dict[st
 
 
 def git_commit(repo: Path) -> str:
-    """HEAD's commit, with "-dirty" when the work tree has changes; "unknown" outside git."""
-    commit = _git(repo, "rev-parse", "HEAD")
-    if commit is None:
+    """HEAD's commit, "-dirty" added by harness.gitstate's rule; "unknown" outside git.
+
+    A tree whose state git cannot tell counts as clean here: its commit alone names it.
+    """
+    state = read_git_state(repo)
+    if state.commit is None:
         return "unknown"
-    return commit + ("-dirty" if _git(repo, "status", "--porcelain") else "")
-
-
-def _git(repo: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return done.stdout.strip()
+    return state.commit + ("-dirty" if state.dirty else "")
 
 
 def default_tag(hw: str, *, repo: Path) -> str:
     """beyond-tops/<hw>:<version>-<commit>: a new commit means a new image."""
+    check_hw(hw)
     commit = git_commit(repo)
     short = "nogit" if commit == "unknown" else commit[:12] + commit[40:]
-    return f"{IMAGE_REPO}/{hw}:{harness.__version__}-{short}"
+    return f"{TARGETS[hw].image}:{harness.__version__}-{short}"
 
 
 def ensure_image(

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import harness
-from harness.config import ProfileName, Scenario, scenario_from_dict, scenario_to_dict
+from harness.config import PROFILES, ProfileName, Scenario, scenario_from_dict, scenario_to_dict
 from harness.errors import ConfigError
 from harness.files import atomic_write_text
 
@@ -16,7 +16,6 @@ JOB_SCHEMA_VERSION = 1
 JOB_FILE = "job.json"
 LoadGenTest = Literal["performance", "accuracy"]
 TESTS: tuple[LoadGenTest, ...] = ("performance", "accuracy")
-_PROFILES: tuple[ProfileName, ...] = ("quick", "submission")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +86,7 @@ def read_job(path: Path) -> Job:
         )
     where = str(path)
     test = _choice(data, "test", TESTS, where)
-    profile = _choice(data, "profile", _PROFILES, where)
+    profile = _choice(data, "profile", PROFILES, where)
     expected = data.get("expected")
     try:
         return Job(

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.config import ProfileName, Scenario
-from harness.errors import RunError
+from harness.errors import INTERRUPTED, RunError
 from harness.files import (
     ACCURACY_DIR,
     RESULT_FILE,
@@ -28,7 +28,7 @@ from harness.files import (
     read_incomplete,
 )
 from harness.job import JOB_FILE, Job, LoadGenTest, write_job
-from harness.worker import INTERRUPTED, RETRY_FILE, read_retry
+from harness.worker import RETRY_FILE, read_retry
 
 FIRST_ATTEMPT = "attempt-1"
 # What a re-run moves aside: the first attempt's own files, not the accuracy test's.
@@ -115,7 +115,7 @@ def run_one(
     try:
         _tests(spec, run_dir, launch)
     except KeyboardInterrupt:
-        mark_incomplete(run_dir, "interrupted (Ctrl-C)", INTERRUPTED)
+        mark_incomplete(run_dir, "interrupted (Ctrl-C)", INTERRUPTED.code)
         _discard_if_unmeasured(run_dir)
         raise
     except WorkerError:
@@ -167,7 +167,7 @@ def _launch(job: Job, run_dir: Path, launch: Launcher) -> None:
     code = launch(write_job(job, job.run_dir / JOB_FILE))
     if code in (0, 1):  # an outcome file was written: a result (VALID or not) or a verdict
         return
-    if code == INTERRUPTED:
+    if code == INTERRUPTED.code:
         raise KeyboardInterrupt
     recorded = read_incomplete(job.run_dir)
     if recorded is not None and recorded.exit_code is not None:  # the worker said why

@@ -14,13 +14,11 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.errors import CRASHED, INTERRUPTED, HarnessError
 from harness.files import atomic_write_text, mark_complete, mark_incomplete
 from harness.job import Expected, Job, read_job
 
 RETRY_FILE = "retry.json"
-INTERRUPTED = 130
-INTERNAL_ERROR = 70  # a bug, not a user error (BSD's EX_SOFTWARE)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -42,16 +40,16 @@ def execute(job: Job) -> int:
     try:
         return _outcome(job)
     except KeyboardInterrupt:
-        mark_incomplete(job.run_dir, "interrupted (Ctrl-C)", INTERRUPTED)
-        return INTERRUPTED
+        mark_incomplete(job.run_dir, "interrupted (Ctrl-C)", INTERRUPTED.code)
+        return INTERRUPTED.code
     except HarnessError as exc:
         mark_incomplete(job.run_dir, f"failed: {exc}", exc.exit_code)
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     except Exception as exc:  # a bug: keep its trace for the report, and mark the run
         traceback.print_exc()
-        mark_incomplete(job.run_dir, f"crashed: {type(exc).__name__}: {exc}", INTERNAL_ERROR)
-        return INTERNAL_ERROR
+        mark_incomplete(job.run_dir, f"crashed: {type(exc).__name__}: {exc}", CRASHED.code)
+        return CRASHED.code
 
 
 def read_retry(run_dir: Path) -> Expected | None:
@@ -65,7 +63,7 @@ def read_retry(run_dir: Path) -> Expected | None:
 def _outcome(job: Job) -> int:
     # The runner imports LoadGen and onnxruntime: only a worker process pays for that.
     from harness.loadgen.conf import Expectation
-    from harness.result import write_result
+    from harness.results.runfile import write_result
     from harness.runner import run_accuracy_test, run_performance
 
     if job.test == "accuracy":

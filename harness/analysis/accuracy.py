@@ -261,6 +261,50 @@ def write_accuracy_txt(block: Mapping[str, Any], path: Path) -> None:
     atomic_write_text(path, render_accuracy(block))
 
 
+# What "passed" means without labels: agreement with the FP32 model on the same inputs.
+MIN_TOP1_AGREEMENT = 0.99
+MIN_COSINE = 0.99
+ACCURACY_BLOCK = "accuracy.json"  # the scored block an accuracy test leaves in its directory
+
+
+def verdict(block: Mapping[str, Any]) -> dict[str, Any]:
+    """Whether the accuracy block passes, and by which criterion (labels beat FP32)."""
+    labelled = block.get("against_labels")
+    if labelled is not None:
+        passed = bool(labelled["closed_division"]["passed"])
+        return {"passed": passed, "criterion": "top-1 >= 99 % of FP32 (MLPerf closed division)"}
+    fp32 = block["against_fp32"]
+    if "top1_agreement" in fp32:
+        return {
+            "passed": fp32["top1_agreement"] >= MIN_TOP1_AGREEMENT,
+            "criterion": f"top-1 agreement with FP32 >= {MIN_TOP1_AGREEMENT:.0%} (no labels)",
+        }
+    return {
+        "passed": fp32["cosine_similarity"] >= MIN_COSINE,
+        "criterion": f"mean cosine similarity with FP32 >= {MIN_COSINE} (no labels)",
+    }
+
+
+def write_accuracy_block(block: Mapping[str, Any], accuracy_dir: Path) -> None:
+    """accuracy.txt for people and accuracy.json for the performance test's result."""
+    write_accuracy_txt(block, accuracy_dir / "accuracy.txt")
+    atomic_write_text(accuracy_dir / ACCURACY_BLOCK, json.dumps(block, indent=2) + "\n")
+
+
+def read_accuracy_block(accuracy_dir: Path) -> dict[str, Any]:
+    """The scored block an accuracy test left in its directory."""
+    path = accuracy_dir / ACCURACY_BLOCK
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultError(f"{path}: no accuracy verdict; the accuracy test did not end") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResultError(f"{path}: unreadable accuracy verdict ({exc})") from None
+    if not isinstance(data, dict):
+        raise ResultError(f"{path}: expected a JSON object")
+    return data
+
+
 _FP32_ROWS = (
     ("top1_agreement", "top-1 agreement"),
     ("max_abs_error", "max abs error"),

@@ -8,6 +8,7 @@ from typing import Literal
 
 from harness.analysis.stats import StopReason, SweepLimit, TrialStats
 from harness.errors import ResultError
+from harness.files import RESULT_FILE
 from harness.results.groupfile import (
     SWEEP_FILE,
     TRIALS_FILE,
@@ -16,7 +17,7 @@ from harness.results.groupfile import (
     read_trials,
 )
 from harness.results.records import RunResult
-from harness.results.runfile import RESULT_FILE, load_result
+from harness.results.runfile import load_result
 
 GroupKind = Literal["run", "trials", "sweep"]
 

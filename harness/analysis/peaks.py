@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Final
 
+from harness.hardware import TARGETS
+
 PRECISIONS: Final = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
 
 
@@ -206,15 +208,16 @@ def resolve_peak(
             tflops=override_tflops,
             source="user override in scenario",
         )
-    if hw in ("nvidia", "rocm"):
+    target = TARGETS.get(hw)
+    if target is None:
+        return None
+    if target.is_gpu:
         gpus = fingerprint.get("gpus") or []
         name = gpus[0].get("name") if gpus and isinstance(gpus[0], Mapping) else None
         key = match_accelerator(name) if isinstance(name, str) else None
         return None if key is None else ACCELERATOR_PEAKS[key].get(precision)
-    if hw == "cpu":
-        cpu = fingerprint.get("cpu")
-        return cpu_peak(cpu, precision) if isinstance(cpu, Mapping) else None
-    return None
+    cpu = fingerprint.get("cpu")
+    return cpu_peak(cpu, precision) if isinstance(cpu, Mapping) else None
 
 
 # --- CPU model --------------------------------------------------------------------------

@@ -8,9 +8,9 @@ from importlib import metadata
 from typing import Any
 
 from harness.fingerprint.probe import Probe
+from harness.packages import PACKAGES, VersionOf, package_versions
 from harness.runtime.info import available_providers
 
-PACKAGES = ("onnxruntime", "mlcommons-loadgen", "numpy", "onnx", "beyond-tops")
 # Variables read by OpenMP, BLAS/oneDNN, onnxruntime, allocators and GPU runtimes.
 ENV_PREFIXES = (
     "OMP_",
@@ -33,7 +33,6 @@ ENV_PREFIXES = (
     "TCMALLOC_",
 )
 ENV_NAMES = ("GLIBC_TUNABLES", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONMALLOC")
-VersionOf = Callable[[str], str]
 ProviderList = Callable[[], list[str]]
 
 
@@ -49,12 +48,9 @@ def collect_software(
     providers: ProviderList = onnxruntime_providers,
 ) -> dict[str, Any]:
     """The interpreter, the versions of the packages that run the benchmark, and ORT providers."""
-    packages: dict[str, str | None] = {}
-    for name in PACKAGES:
-        try:
-            packages[name] = version(name)
-        except metadata.PackageNotFoundError:
-            packages[name] = None
+    packages = package_versions(PACKAGES, version=version)
+    for name, found in packages.items():
+        if found is None:
             probe.note(f"software.packages.{name}", f"{name} is not installed")
     try:
         available: list[str] | None = providers()

@@ -147,7 +147,7 @@ def quantize(
         source: The FP32 model.
         out: Where the INT8 model goes (its directory also holds the pre-processed model).
         method: ``static-qdq``, ``static-qoperator`` or ``dynamic``.
-        params: A complete INT8 recipe's parameters (see harness.models.precision).
+        params: A complete INT8 recipe's parameters (see harness.models.recipes).
         calibration: The calibration set; required by the static methods.
 
     Raises:

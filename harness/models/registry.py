@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ from pathlib import Path
 from harness.errors import ModelError
 from harness.files import atomic_write_bytes
 from harness.models.validate import file_sha256
+from harness.paths import cache_root as cache_root  # its home is harness.paths
 
 DEFAULT_SEED = 0
 
@@ -39,11 +39,6 @@ OFFICIAL: dict[str, OfficialModel] = {
         note="MLPerf Inference ResNet-50 v1.5, opset 11, NCHW, input_tensor:0",
     ),
 }
-
-
-def cache_root() -> Path:
-    """The harness's cache (BEYOND_TOPS_CACHE, else ~/.cache/beyond-tops)."""
-    return Path(os.environ.get("BEYOND_TOPS_CACHE") or Path.home() / ".cache" / "beyond-tops")
 
 
 def cache_dir() -> Path:

@@ -8,14 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ResultError
-from harness.files import atomic_write_text
+from harness.files import INCOMPLETE_FILE, RESULT_FILE, atomic_write_text
 from harness.results.codec import from_data, to_data
 from harness.results.migrate import OLDEST_READABLE, upgrade
 from harness.results.records import RunResult
 
-SCHEMA_VERSION = 3
-RESULT_FILE = "result.json"
-INCOMPLETE_FILE = "INCOMPLETE"
+SCHEMA_VERSION = 3  # history: harness.results.migrate
 
 
 def to_dict(result: RunResult) -> dict[str, Any]:

@@ -1,4 +1,7 @@
-"""What the installed onnxruntime is and offers: version, execution providers, newest opset."""
+"""What the installed onnxruntime offers: execution providers, newest opset.
+
+Its version, like every package's, is harness.packages.package_version("onnxruntime").
+"""
 
 from __future__ import annotations
 
@@ -6,13 +9,6 @@ from functools import cache
 
 # onnxruntime is imported inside each function: importing this module has no side effects
 # and works where onnxruntime is absent (the fingerprint records that instead).
-
-
-def onnxruntime_version() -> str:
-    """The installed onnxruntime's version."""
-    import onnxruntime
-
-    return str(onnxruntime.__version__)
 
 
 def available_providers() -> list[str]:

@@ -7,7 +7,6 @@ import tempfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import onnxruntime as ort
 
 from harness.config import RuntimeConfig
 from harness.errors import ConfigError, DeviceError, ModelError
+from harness.packages import onnxruntime_builds
 from harness.runtime.targets import (
     HardwareTarget,
     ProviderSpec,
@@ -157,23 +157,6 @@ def create_helper_session(main: Session, model: bytes) -> Any:
     return _create_from(model, options, chain, main.target, where="device gather")
 
 
-def onnxruntime_version() -> str:
-    """The installed onnxruntime version."""
-    return str(ort.__version__)
-
-
-def onnxruntime_distributions() -> list[str]:
-    """Which onnxruntime distributions are installed (onnxruntime, onnxruntime-gpu, …)."""
-    names = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-migraphx", "onnxruntime-openvino")
-    found = []
-    for name in names:
-        try:
-            found.append(f"{name}=={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            continue
-    return found
-
-
 def _check_overrides(
     target: HardwareTarget, specs: Sequence[ProviderSpec], runtime: RuntimeConfig
 ) -> None:
@@ -190,7 +173,7 @@ def _check_available(target: HardwareTarget, specs: Sequence[ProviderSpec]) -> N
     available = ort.get_available_providers()
     for name in (spec.name for spec in specs):
         if name not in available:
-            installed = ", ".join(onnxruntime_distributions()) or "no onnxruntime"
+            installed = ", ".join(onnxruntime_builds()) or "no onnxruntime"
             raise DeviceError(
                 f"HW={target.name}: {name} is not available in this onnxruntime (installed: "
                 f"{installed}; providers: {', '.join(available)}); fix: {target.install_hint}"
@@ -361,6 +344,19 @@ def _placement(request: SessionRequest, chain: Chain) -> dict[str, int]:
         probe.run(None, feeds)
         profile = Path(probe.end_profiling())
         return node_placement(json.loads(profile.read_text()))
+
+
+def placement_warnings(session: Session) -> list[str]:
+    """A warning for a result whose nodes partly ran on the CPU (fallback allowed)."""
+    placement: dict[str, int] = session.settings["node_placement"]
+    on_cpu = placement.get(CPU_EP, 0)
+    if not on_cpu:
+        return []
+    total = sum(placement.values())
+    return [
+        f"partial CPU placement: {on_cpu} of {total} nodes ran on {CPU_EP} "
+        "(allow_cpu_fallback: true); this is not a pure accelerator result"
+    ]
 
 
 def node_placement(events: Sequence[Mapping[str, Any]]) -> dict[str, int]:

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.hardware import HW_NAMES, TARGETS, HardwareTarget, TelemetrySource
 from harness.telemetry.amd import amd_inventory, amd_sources
 from harness.telemetry.base import Closable, PowerSource
 from harness.telemetry.external import command_meter, csv_meter
 from harness.telemetry.nvml import nvml_inventory, nvml_sources
 from harness.telemetry.rapl import rapl_sources
 
-HARDWARE = ("cpu", "nvidia", "rocm")
 NO_WALL_METER = (
     "no external meter given (a command printing watts, or a timestamp,watts CSV); "
     "wall power, which MLPerf Power reports, is not measured"
@@ -29,20 +29,15 @@ def discover_sources(
 ) -> tuple[list[PowerSource], list[tuple[str, str]]]:
     """Usable sources and (source, reason) for each unavailable one.
 
-    RAPL is tried for every target, NVML for nvidia, amdsmi for rocm, the external meter
-    when one is given. GPU sources hold a vendor session: release it with close_sources().
+    The target's telemetry sources are tried in its order (harness.hardware: RAPL for every
+    target, NVML for nvidia, amdsmi for rocm), the external meter when one is given. GPU
+    sources hold a vendor session: release it with close_sources().
     """
-    _check_hw(hw)
     sources: list[PowerSource] = []
-    rapl, missing = rapl_sources(root)
-    sources += rapl
-    if hw == "nvidia":
-        gpus, why = nvml_sources()
-        sources += gpus
-        missing += why
-    elif hw == "rocm":
-        amd, why = amd_sources()
-        sources += amd
+    missing: list[tuple[str, str]] = []
+    for kind in _target(hw).telemetry:
+        found, why = _sources(kind, root)
+        sources += found
         missing += why
     if external_command is not None:
         meter, reason = command_meter(external_command)
@@ -53,6 +48,17 @@ def discover_sources(
     if external_command is None and external_csv is None:
         missing.append(("wall", NO_WALL_METER))
     return sources, missing
+
+
+def _sources(
+    kind: TelemetrySource, root: Path
+) -> tuple[Sequence[PowerSource], list[tuple[str, str]]]:
+    """The sources, and reasons for the missing ones, of one of harness.hardware's kinds."""
+    if kind == "nvml":
+        return nvml_sources()
+    if kind == "amdsmi":
+        return amd_sources()
+    return rapl_sources(root)
 
 
 def _add(
@@ -76,11 +82,11 @@ def gpu_inventory(hw: str) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]
     ECC, persistence and MIG modes, PCIe, compute mode, "processes" and
     "throttle_reasons_active"; an unreadable field is None with its reason listed.
     """
-    _check_hw(hw)
-    if hw == "nvidia":
-        return nvml_inventory()
-    if hw == "rocm":
-        return amd_inventory()
+    for kind in _target(hw).telemetry:
+        if kind == "nvml":
+            return nvml_inventory()
+        if kind == "amdsmi":
+            return amd_inventory()
     return [], []
 
 
@@ -91,8 +97,9 @@ def close_sources(sources: Iterable[object]) -> None:
             source.close()
 
 
-def _check_hw(hw: str) -> None:
-    if hw not in HARDWARE:
+def _target(hw: str) -> HardwareTarget:
+    if hw not in TARGETS:
         raise ConfigError(
-            f"telemetry: unknown hardware target '{hw}' (allowed: {', '.join(HARDWARE)})"
+            f"telemetry: unknown hardware target '{hw}' (allowed: {', '.join(HW_NAMES)})"
         )
+    return TARGETS[hw]

@@ -29,14 +29,14 @@ def test_doctor_lists_warnings_and_strict_fails_on_them(
 ) -> None:
     from harness.errors import PreflightError
     from harness.fingerprint import PreflightWarning
-    from harness.observe import Survey, survey
+    from harness.fingerprint.survey import Survey, survey
 
-    real = survey("cpu", profile=None)
+    real = survey(gpus=[], gpu_missing=[], profile=None)
     forced = Survey(
         fingerprint=real.fingerprint,
         warnings=(PreflightWarning(code="swap", message="swap in use: 1.0 GiB; turn swap off"),),
     )
-    monkeypatch.setattr("harness.observe.survey", lambda *a, **k: forced)
+    monkeypatch.setattr("harness.fingerprint.survey.survey", lambda *a, **k: forced)
     assert main(["doctor"]) == 0
     assert "warning: swap in use" in capsys.readouterr().out
     assert main(["doctor", "--strict"]) == PreflightError.exit_code == 7

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import signal
@@ -178,10 +179,10 @@ def test_inference_error_fails_the_run_instead_of_hanging(
 
     real_make_sut = runner._make_sut
 
-    def failing_sut(scenario: Any, executor: Any, store: SampleStore) -> Any:
+    def failing_sut(job: Any, executor: Any, store: SampleStore) -> Any:
         failing = FailingExecutor(executor)
         store._executor = failing
-        return real_make_sut(scenario, failing, store)
+        return real_make_sut(job, failing, store)
 
     monkeypatch.setattr(runner, "_make_sut", failing_sut)
     in_process_workers(monkeypatch)
@@ -242,17 +243,16 @@ def test_a_run_sized_too_small_by_warm_up_is_rerun_once(
 ) -> None:
     import harness.runner as runner
 
-    real = runner._warm_up
+    real = runner.warm_up
 
     def pessimistic(*args: Any, **kwargs: Any) -> Any:
-        found = dict(real(*args, **kwargs))
+        found = real(*args, **kwargs)
         if "Offline" in text:  # the warm-up believed the model 50x slower than it is
-            found["min_latency_ns"] *= 50
-        else:  # and for SingleStream, 50x faster: far too few queries pre-generated
-            found["min_latency_ns"] = 1e9
-        return found
+            return dataclasses.replace(found, min_latency_ns=found.min_latency_ns * 50)
+        # and for SingleStream, a 1 s query: far too few queries pre-generated
+        return dataclasses.replace(found, min_latency_ns=10**9)
 
-    monkeypatch.setattr(runner, "_warm_up", pessimistic)
+    monkeypatch.setattr(runner, "warm_up", pessimistic)
     in_process_workers(monkeypatch)
     scenario = write_scenario(tmp_path / "s.yaml", text)
     code, out, _ = run_cli(["run", str(scenario), "--out", str(tmp_path)], capsys)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -11,18 +12,26 @@ import pytest
 import yaml
 
 from harness.config import (
+    DEFAULT_TRIALS,
+    PRECISIONS,
+    PROFILES,
     DataConfig,
     ModelConfig,
+    Precision,
+    ProfileName,
     QuickConfig,
     RuntimeConfig,
     Scenario,
     Suite,
     WarmupConfig,
+    as_precision,
+    as_profile,
     is_suite_file,
     load_scenario,
     load_suite,
 )
 from harness.errors import ConfigError
+from harness.models.recipes import ISA_FOR_PRECISION, METHODS
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 SCENARIO_KEYS = (
@@ -530,3 +539,48 @@ def test_runtime_providers_named_twice(tmp_path: Path) -> None:
     path = _write(tmp_path, _with(runtime={"providers": ["CUDAExecutionProvider"] * 2}))
     with pytest.raises(ConfigError, match=r"runtime\.providers: names a provider twice"):
         load_scenario(path)
+
+
+# --- profiles and precisions: declared once, in config.py -----------------------------------
+
+
+def test_the_profile_and_precision_tuples_are_their_literals() -> None:
+    assert PROFILES == typing.get_args(ProfileName) == ("quick", "submission")
+    assert PRECISIONS == typing.get_args(Precision) == ("fp32", "fp16", "bf16", "int8")
+    assert tuple(DEFAULT_TRIALS) == PROFILES
+
+
+def test_every_precision_has_a_recipe_and_its_isa() -> None:
+    assert tuple(METHODS) == PRECISIONS
+    assert tuple(ISA_FOR_PRECISION) == PRECISIONS
+
+
+def test_the_result_schema_enumerates_the_same_names(result_schema: dict[str, Any]) -> None:
+    enums = _enums(result_schema)
+    assert enums["profile"] == [list(PROFILES)]
+    assert enums["precision"] and all(e == list(PRECISIONS) for e in enums["precision"])
+
+
+def _enums(node: Any, found: dict[str, list[Any]] | None = None) -> dict[str, list[Any]]:
+    found = {} if found is None else found
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if isinstance(value, dict) and "enum" in value:
+                found.setdefault(key, []).append(value["enum"])
+            _enums(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _enums(value, found)
+    return found
+
+
+def test_names_are_checked_against_the_tuples() -> None:
+    assert as_profile("submission") == "submission"
+    assert as_precision("bf16") == "bf16"
+    with pytest.raises(ConfigError, match=r"^profile: 'fast' is not allowed \(allowed: quick, "):
+        as_profile("fast")
+    with pytest.raises(
+        ConfigError,
+        match=r"^--precision: 'fp8' is not allowed \(allowed: fp32, fp16, bf16, int8\)$",
+    ):
+        as_precision("fp8", "--precision")

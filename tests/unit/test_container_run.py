@@ -21,7 +21,7 @@ from harness.errors import ConfigError, DeviceError
 from harness.files import read_incomplete
 from harness.images import ImageRef
 from harness.job import Job, write_job
-from harness.models import registry
+from harness.paths import CACHE_ENV, cache_root
 from harness.pipeline import RunSpec, WorkerError, new_run_dir, run_one
 from harness.runtime.targets import TARGETS, resolve_options
 from tests.conftest import TINY_SS, write_scenario
@@ -173,14 +173,24 @@ def test_the_cache_root_is_mounted_where_the_harness_looks(
     """Compiled engines (TensorRT, MIGraphX) live under the cache root, so on the host volume."""
     kwargs = hc.container_kwargs(job_file(job), job, run_for(results), IMAGE, {})
     assert kwargs["volumes"][str(results.parent / "cache")]["bind"] == str(hc.CONTAINER_CACHE)
-    mocker.patch.dict(os.environ, {"BEYOND_TOPS_CACHE": kwargs["environment"]["BEYOND_TOPS_CACHE"]})
-    root = registry.cache_root()
+    mocker.patch.dict(os.environ, {CACHE_ENV: kwargs["environment"][CACHE_ENV]})
+    root = cache_root()
     assert root == Path(hc.CONTAINER_CACHE)
     for target in (TARGETS["rocm"], TARGETS["nvidia"]):
         for spec in target.providers:
             for key, value in resolve_options(spec, {}, str(root / "engines")).items():
                 if "{cache}" in spec.options[key]:
                     assert Path(value).is_relative_to(root), (target.name, key, value)
+
+
+def test_without_cache_the_local_runs_cache_is_mounted(
+    job: Job, results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "local-cache"))
+    run = dataclasses.replace(run_for(results), cache=None)
+    kwargs = hc.container_kwargs(job_file(job), job, run, IMAGE, {})
+    assert kwargs["volumes"][str(cache_root().resolve())]["bind"] == str(hc.CONTAINER_CACHE)
+    assert cache_root() == tmp_path / "local-cache"
 
 
 @pytest.mark.parametrize(("status", "code"), [(0, 0), (1, 1), (4, 4), (130, 130), (137, -9)])

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,9 +15,11 @@ import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from harness import hardware
+
 REPO = Path(__file__).resolve().parents[2]
-TARGETS = {"cpu": "onnxruntime", "nvidia": "onnxruntime-gpu", "rocm": "onnxruntime-migraphx"}
-ORT_PACKAGES = set(TARGETS.values())
+TARGETS = {name: target.ort_package for name, target in hardware.TARGETS.items()}
+ORT_PACKAGES = set(hardware.ONNXRUNTIME_BUILDS)
 DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+) \\$")
 HASH = re.compile(r"^--hash=sha256:[0-9a-f]{64}$")
@@ -283,3 +287,16 @@ def test_provider_check_fails_without_the_provider_libraries(tmp_path: Path) -> 
     done = run_check(tmp_path, {}, absent=("tensorrt",))
     assert done.returncode == 1
     assert "libonnxruntime_providers_tensorrt.so: no such file" in done.stdout
+
+
+def test_lock_script_builds_each_targets_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts/lock.py runs without the harness installed, so its table is checked here."""
+    spec = importlib.util.spec_from_file_location("lock_script", REPO / "scripts" / "lock.py")
+    assert spec is not None and spec.loader is not None
+    lock = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, lock)  # dataclasses look their module up
+    spec.loader.exec_module(lock)
+    assert set(lock.TARGETS) == set(TARGETS)
+    for hw, target in lock.TARGETS.items():
+        assert canonicalize_name(Requirement(target.ort).name) == TARGETS[hw]
+    assert set(lock.ORT_NAMES) == set(TARGETS.values())

@@ -9,6 +9,7 @@ import pytest
 import harness
 from harness.cli import main
 from harness.errors import (
+    CRASHED,
     ERROR_CODES,
     INTERRUPTED,
     INVALID,
@@ -110,7 +111,7 @@ def test_help_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     assert exit_code_table() in out
-    for entry in (SUCCESS, INVALID, INTERRUPTED, *ERROR_CODES.values()):
+    for entry in (SUCCESS, INVALID, CRASHED, INTERRUPTED, *ERROR_CODES.values()):
         assert re.search(rf"^  {entry.code} +{re.escape(entry.meaning)}$", out, re.MULTILINE)
 
 
@@ -119,7 +120,9 @@ def test_readme_lists_every_code() -> None:
     match = re.search(r"\*\*Exit codes\*\*[^:]*:(.*?)\n\n", text, re.DOTALL)
     assert match, "README.md has no '**Exit codes**:' paragraph"
     listed = [int(code) for code in re.findall(r"(?<![\w.])(\d+)\s", match.group(1))]
-    expected = sorted(e.code for e in (SUCCESS, INVALID, INTERRUPTED, *ERROR_CODES.values()))
+    expected = sorted(
+        e.code for e in (SUCCESS, INVALID, CRASHED, INTERRUPTED, *ERROR_CODES.values())
+    )
     assert listed == expected
 
 

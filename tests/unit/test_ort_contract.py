@@ -19,9 +19,8 @@ from ort_fakes import CPU, FakeSession
 from harness.config import RuntimeConfig
 from harness.errors import DeviceError
 from harness.models.registry import zoo_model_path
-from harness.runner import _placement_warnings
 from harness.runtime import session as session_mod
-from harness.runtime.session import SessionRequest, create_session
+from harness.runtime.session import SessionRequest, create_session, placement_warnings
 from harness.runtime.targets import HardwareTarget, ProviderSpec
 
 AZURE = "AzureExecutionProvider"
@@ -32,7 +31,7 @@ AZURE_TARGET = HardwareTarget(
     ort_package="onnxruntime",
     providers=(ProviderSpec(name=AZURE),),
     device_type="azure",
-    telemetry="none",
+    telemetry=(),
     install_hint="the CPU build of onnxruntime ships it",
 )
 FALLBACK_DISABLED = "fallback to CPU EP has been explicitly disabled"
@@ -122,5 +121,5 @@ def test_allowed_fallback_on_the_real_build_records_where_nodes_ran(tmp_path: Pa
     assert session.providers == (AZURE, CPU)
     placement = session.settings["node_placement"]
     assert list(placement) == [CPU] and placement[CPU] >= 4
-    (warning,) = _placement_warnings(session)
+    (warning,) = placement_warnings(session)
     assert f"{placement[CPU]} of {placement[CPU]} nodes ran on {CPU}" in warning

@@ -20,16 +20,16 @@ from harness.analysis.accuracy import agreement
 from harness.data import SyntheticSource
 from harness.errors import ConfigError, DeviceError, ModelError
 from harness.models.calibration import CalibrationData, CalibrationReader, draw_calibration
-from harness.models.precision import (
-    ConvertedModel,
+from harness.models.precision import ConvertedModel, bf16_tensor, convert
+from harness.models.recipes import (
+    CPU_FP32_ONLY_OPS,
     Recipe,
-    bf16_tensor,
     check_precision_supported,
-    convert,
     default_recipe,
     isa_for_precision,
 )
 from harness.models.registry import zoo_model_path
+from harness.models.validate import file_sha256
 from harness.models.zoo import build_bert_base, build_resnet50
 from harness.runtime.session import TensorSpec
 
@@ -318,7 +318,7 @@ def test_manifest_records_recipe_and_hashes(tiny: Path, tmp_path: Path) -> None:
     assert record["file"] == converted.path.name
     assert record["recipe"]["method"] == "float16"
     assert "Upsample" in record["recipe"]["params"]["op_block_list"]
-    assert record["source_sha256"] == precision.file_sha256(tiny)
+    assert record["source_sha256"] == file_sha256(tiny)
     assert set(record["tools"]) == {"onnxruntime", "onnx", "converter"}
 
 
@@ -514,7 +514,7 @@ def test_cpu_fp32_only_ops_match_the_installed_kernel_registry() -> None:
         and d.domain in ("", "ai.onnx")
         and any(half & set(types) for types in d.type_constraints.values())
     }
-    assert with_half.isdisjoint(precision.CPU_FP32_ONLY_OPS)
+    assert with_half.isdisjoint(CPU_FP32_ONLY_OPS)
 
 
 def test_isa_for_precision() -> None:

@@ -113,10 +113,9 @@ def test_clean_repo_commit(repo: Path) -> None:
     assert probe.missing == []
 
 
-def test_modified_file_makes_it_dirty_but_untracked_does_not(repo: Path) -> None:
+def test_dirty_follows_the_gitstate_rule(repo: Path) -> None:
+    """The rule itself is tested in tests/unit/test_gitstate.py; here, that it is the one used."""
     (repo / "new.txt").write_text("untracked\n")
-    assert collect_harness(Probe(repo), repo)["git_dirty"] is False
-    (repo / "a.txt").write_text("2\n")
     assert collect_harness(Probe(repo), repo)["git_dirty"] is True
 
 

@@ -1,57 +1,16 @@
-"""What surrounds a run: the fingerprint, the preflight checks and the telemetry window."""
+"""The telemetry window: power and temperature sampled between LoadGen's load and unload."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.config import ProfileName, TelemetryConfig
-from harness.fingerprint import (
-    Fingerprint,
-    PreflightWarning,
-    collect_fingerprint,
-    enforce_strict,
-    preflight,
-)
-from harness.telemetry import (
-    Telemetry,
-    TelemetryRecorder,
-    close_sources,
-    discover_sources,
-    gpu_inventory,
-    summarize,
-    write_telemetry_csv,
-)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Survey:
-    """The machine a run is about to use, and what is wrong with it."""
-
-    fingerprint: Fingerprint
-    warnings: tuple[PreflightWarning, ...]
-
-
-def survey(hw: str, *, profile: ProfileName | None, strict: bool = False) -> Survey:
-    """Fingerprint the machine and run the preflight checks; `strict` turns warnings into errors."""
-    gpus, gpu_missing = gpu_inventory(hw)
-    fingerprint = collect_fingerprint(gpus=gpus, gpu_missing=gpu_missing)
-    warnings = preflight(fingerprint, profile=profile or "none")
-    if strict:
-        enforce_strict(warnings)
-    return Survey(fingerprint=fingerprint, warnings=tuple(warnings))
-
-
-def image_info(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
-    """The harness image this run is in, as the container runner handed it over."""
-    env = os.environ if environ is None else environ
-    image_id = env.get("BEYOND_TOPS_IMAGE_ID")
-    if not image_id:
-        return None
-    return {"id": image_id, "tag": env.get("BEYOND_TOPS_IMAGE_TAG", "")}
+from harness.config import TelemetryConfig
+from harness.telemetry.base import Telemetry
+from harness.telemetry.csvfile import write_telemetry_csv
+from harness.telemetry.discover import close_sources, discover_sources
+from harness.telemetry.recorder import TelemetryRecorder
+from harness.telemetry.summary import summarize
 
 
 class TelemetryWindow:

@@ -13,7 +13,6 @@ import datetime as dt
 import platform
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +22,7 @@ from harness.analysis.peaks import resolve_peak
 from harness.analysis.utilization import utilization
 from harness.config import ProfileName, Scenario
 from harness.fingerprint.fingerprint import Fingerprint
+from harness.fingerprint.survey import Survey, image_info
 from harness.loadgen import conf as lgconf
 from harness.loadgen.logparse import (
     DetailLog,
@@ -32,7 +32,7 @@ from harness.loadgen.logparse import (
 )
 from harness.loadgen.timed import TestPlan, Window
 from harness.models.validate import ModelInfo
-from harness.observe import Survey, image_info
+from harness.packages import required_version
 from harness.results.codec import from_data
 from harness.results.measures import Accuracy, PrecisionRecord, TelemetrySummary, Utilization
 from harness.results.migrate import fill_accuracy
@@ -50,7 +50,8 @@ from harness.results.records import (
     Versions,
     Warmup,
 )
-from harness.runtime.session import Session, onnxruntime_version
+from harness.runtime.session import Session
+from harness.runtime.warmup import WarmUpStats
 
 DETAIL_LOG = "mlperf_log_detail.txt"
 
@@ -72,7 +73,7 @@ class Measured:
     info: ModelInfo
     session: Session
     plan: TestPlan
-    warmup: Mapping[str, Any]
+    warmup: WarmUpStats
     window: Window
     warnings: list[str]
     data_path: str
@@ -199,10 +200,10 @@ def versions() -> Versions:
     return Versions(
         harness=harness.__version__,
         python=platform.python_version(),
-        onnxruntime=onnxruntime_version(),
-        loadgen=metadata.version("mlcommons-loadgen"),
-        numpy=metadata.version("numpy"),
-        onnx=metadata.version("onnx"),
+        onnxruntime=required_version("onnxruntime"),
+        loadgen=required_version("mlcommons-loadgen"),
+        numpy=required_version("numpy"),
+        onnx=required_version("onnx"),
     )
 
 
@@ -226,13 +227,13 @@ def _loadgen_config(plan: TestPlan) -> LoadGenConfig:
     )
 
 
-def _warmup(warmup: Mapping[str, Any]) -> Warmup:
+def _warmup(warmup: WarmUpStats) -> Warmup:
     return Warmup(
-        queries=int(warmup["queries"]),
-        duration_ms=float(warmup["duration_ms"]),
-        median_latency_ns=float(warmup["median_latency_ns"]),
-        min_latency_ns=int(warmup["min_latency_ns"]),
-        samples_per_second=float(warmup["samples_per_second"]),
+        queries=warmup.queries,
+        duration_ms=warmup.duration_ms,
+        median_latency_ns=float(warmup.median_latency_ns),
+        min_latency_ns=warmup.min_latency_ns,
+        samples_per_second=warmup.samples_per_second,
     )
 
 

@@ -16,12 +16,8 @@ from harness.config import Scenario
 from harness.data import NpySource, SampleSource, SyntheticSource
 from harness.files import atomic_write_bytes
 from harness.models.calibration import draw_calibration
-from harness.models.precision import (
-    check_precision_supported,
-    convert,
-    default_recipe,
-    isa_for_precision,
-)
+from harness.models.precision import convert
+from harness.models.recipes import check_precision_supported, default_recipe, isa_for_precision
 from harness.models.registry import cache_root, zoo_model_path
 from harness.models.validate import ModelInfo, inspect_model, resolve_dims
 from harness.runtime.session import Session, SessionRequest, create_session

@@ -1,0 +1,212 @@
+"""Command-line interface: parsing and printing only; every HarnessError is caught here, once.
+
+The parser and its shared options live here; the verbs' handlers in measure.py (run, bench,
+sweep) and inspection.py (the rest). Handlers import the heavy modules only when their verb runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness import __version__
+from harness.cli.inspection import (
+    _compare,
+    _doctor,
+    _fingerprint,
+    _image_build,
+    _image_ensure,
+    _image_gpus,
+    _image_source_digest,
+    _models_build,
+    _models_list,
+    _report,
+    _show,
+)
+from harness.cli.measure import _bench, _run, _sweep
+from harness.cli.measure import _job as _job  # re-exported: tests build jobs through harness.cli
+from harness.config import DEFAULT_TRIALS, PRECISIONS, PROFILES
+from harness.errors import exit_code_table, run_reporting_errors
+from harness.hardware import HW_NAMES
+
+EXIT_CODES = exit_code_table()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `harness` console script."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    return run_reporting_errors(lambda: int(args.func(args)))
+
+
+class _VersionAction(argparse.Action):
+    """--version: the harness's version, then the schema version of each file format."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        from harness.results.versions import format_lines  # imports every format's module
+
+        print("\n".join([f"beyond-tops {__version__}", *format_lines()]))
+        parser.exit()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="beyond-tops: MLPerf LoadGen benchmarks of ONNX models on real hardware.",
+        epilog=EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action=_VersionAction,
+        help="show the version and every file format's schema version, and exit",
+    )
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
+
+    models = verbs.add_parser("models", help="list or build the model zoo")
+    models_verbs = models.add_subparsers(dest="action", required=True, metavar="ACTION")
+    models_verbs.add_parser("list", help="list zoo and official models").set_defaults(
+        func=_models_list
+    )
+    build = models_verbs.add_parser("build", help="generate zoo models into the cache")
+    build.add_argument("names", nargs="*", help="zoo model names (default: those the suite needs)")
+    build.add_argument("--suite", default="quick", help="suite whose models to build")
+    build.set_defaults(func=_models_build)
+    _image_verbs(verbs)
+
+    run = verbs.add_parser("run", help="run one scenario")
+    run.add_argument("scenario", type=Path, help="scenario YAML file")
+    run.add_argument(
+        "--model", type=Path, help="run this ONNX file instead of the scenario's model"
+    )
+    run.add_argument("--batch-size", type=int, help="override the scenario's batch size")
+    _common(run, profile_default="quick")
+    run.set_defaults(func=_run)
+
+    bench = verbs.add_parser("bench", help="run a suite (what `make bench` calls)")
+    bench.add_argument("suite", nargs="?", default="quick", help="suite name or YAML file")
+    _common(bench, profile_default=None)
+    bench.set_defaults(func=_bench)
+
+    fingerprint = verbs.add_parser(
+        "fingerprint", help="print this machine's environment fingerprint"
+    )
+    fingerprint.add_argument("--hw", default="cpu", help="hardware target whose GPUs to include")
+    fingerprint.add_argument("--json", action="store_true", help="print JSON instead of text")
+    fingerprint.set_defaults(func=_fingerprint)
+
+    doctor = verbs.add_parser("doctor", help="list what makes this machine unfit to benchmark")
+    doctor.add_argument("--hw", default="cpu", help="hardware target to check")
+    doctor.add_argument("--strict", action="store_true", help="exit non-zero on any warning")
+    doctor.set_defaults(func=_doctor)
+
+    sweep = verbs.add_parser("sweep", help="Offline throughput against batch size, to saturation")
+    sweep.add_argument("scenario", type=Path, help="an Offline scenario YAML file")
+    sweep.add_argument(
+        "--model", type=Path, help="run this ONNX file instead of the scenario's model"
+    )
+    sweep.add_argument("--batches", help="comma-separated batch sizes (default 1,2,4,... to 1024)")
+    _common(sweep, profile_default="quick")
+    sweep.set_defaults(func=_sweep)
+
+    report = verbs.add_parser("report", help="Markdown + self-contained HTML report with plots")
+    report.add_argument(
+        "dirs", type=Path, nargs="+", metavar="DIR", help="run, trials or sweep dirs"
+    )
+    report.add_argument("--out", type=Path, help="report directory (default: <first DIR>/report)")
+    report.set_defaults(func=_report)
+
+    compare = verbs.add_parser("compare", help="side-by-side table with significance")
+    compare.add_argument("dirs", type=Path, nargs="+", metavar="DIR", help="two or more results")
+    compare.add_argument("--out", type=Path, help="also write compare.md into this directory")
+    compare.set_defaults(func=_compare)
+
+    show = verbs.add_parser("show", help="print a run directory's result as a table")
+    show.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    show.set_defaults(func=_show)
+    return parser
+
+
+def _image_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    image = verbs.add_parser("image", help="build or find HW's Docker image (`make image`)")
+    actions = image.add_subparsers(dest="action", required=True, metavar="ACTION")
+    build = actions.add_parser("build", help="build docker/<hw> from build/wheels/<hw>, offline")
+    build.add_argument("--hw", choices=HW_NAMES, default="cpu")
+    build.add_argument("--base-image", help="override the Dockerfile's pinned BASE_IMAGE")
+    build.add_argument("--tag", help="image tag (default: beyond-tops/<hw>:<version>-<commit>)")
+    build.set_defaults(func=_image_build)
+    ensure = actions.add_parser("ensure", help="print this commit's image, building it if missing")
+    ensure.add_argument("--hw", choices=HW_NAMES, default="cpu")
+    ensure.set_defaults(func=_image_ensure)
+    gpus = actions.add_parser(
+        "gpus", help="check that Docker gives containers the GPUs; print the `docker run` flags"
+    )
+    gpus.add_argument("--image", help="image to probe with (default: this commit's nvidia image)")
+    gpus.set_defaults(func=_image_gpus)
+    digest = actions.add_parser("source-digest", help="sha256 of the harness wheel's sources")
+    digest.set_defaults(func=_image_source_digest)
+
+
+def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> None:
+    parser.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default=profile_default,
+        help="quick (short, development) or submission (MLPerf rules)",
+    )
+    parser.add_argument("--hw", default="cpu", help="hardware target (default: cpu)")
+    parser.add_argument(
+        "--precision",
+        help="run at these precisions instead of the scenario's, e.g. fp32,int8 "
+        f"(allowed: {', '.join(PRECISIONS)})",
+    )
+    parser.add_argument(
+        "--providers",
+        help="run on this part of the target's provider chain, in its order, e.g. "
+        "CUDAExecutionProvider (CUDA without TensorRT); default: the whole chain",
+    )
+    parser.add_argument(
+        "--trials",
+        type=int,
+        help="runs per configuration (default: scenario's trials, else "
+        + " / ".join(f"{n} {name}" for name, n in DEFAULT_TRIALS.items())
+        + ")",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="turn preflight warnings (governor, load, swap, throttling, ...) into errors",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/runs"),
+        help="directory for run directories (default: results/runs)",
+    )
+    parser.add_argument(
+        "--runner",
+        choices=("local", "docker"),
+        default="local",
+        help="where each worker runs: local (this install) or docker (HW's image, built if "
+        "missing; --out is mounted at its own path)",
+    )
+    parser.add_argument(
+        "--image", help="with --runner docker: run this image (tag or ID) instead of this commit's"
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="with --runner docker: the host's model and engine cache, mounted at /cache "
+        "(default: BEYOND_TOPS_CACHE, else ~/.cache/beyond-tops)",
+    )
+    parser.set_defaults(launcher=None)

@@ -1,0 +1,174 @@
+"""The measuring verbs, run, bench and sweep, and the jobs they build from files and options."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.config import (
+    Scenario,
+    Suite,
+    as_precision,
+    as_profile,
+    is_suite_file,
+    load_scenario,
+    load_suite,
+)
+from harness.errors import ConfigError, HarnessError
+
+if TYPE_CHECKING:
+    from harness.campaign import Job
+    from harness.pipeline import Launcher
+
+
+def _run(args: argparse.Namespace) -> int:
+    from harness.campaign import run_trials, trials_count
+
+    precisions = _precisions(args)
+    jobs = [_job(args.scenario, args, args.profile, args.model, p) for p in precisions]
+    trials = trials_count(jobs[0], args.trials)
+    _prepare(args)
+    paths = [run_trials(job, trials, stream=sys.stdout) for job in jobs]
+    for path in paths:
+        print(path)
+    return max(_group_status(path) for path in paths)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from harness.campaign import run_trials, trials_count
+
+    suite, base = _find_suite(args.suite)
+    profile = args.profile or suite.profile
+    jobs = [  # every file parses before anything runs
+        _job(base / name, args, profile, precision=precision)
+        for name in suite.scenarios
+        for precision in _precisions(args)
+    ]
+    _prepare(args)
+    done: list[Path] = []
+    status = 0
+    for job in jobs:
+        try:
+            # Every run in a fresh process: LoadGen flags a second user.conf read in one
+            # process ("Multiple conf files are used") as invalid for submission.
+            done.append(run_trials(job, trials_count(job, args.trials), stream=sys.stdout))
+        except HarnessError as exc:
+            print(f"error: {job.scenario.name}: {exc}", file=sys.stderr)
+            status = status or exc.exit_code
+    for path in done:
+        print(path)
+        status = status or _group_status(path)
+    return status
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from harness.campaign import run_batch_sweep, trials_count
+
+    job = _job(args.scenario, args, args.profile, model=args.model)
+    batches = [int(b) for b in args.batches.split(",")] if args.batches else None
+    _prepare(args)
+    sweep = run_batch_sweep(job, trials_count(job, args.trials), batches=batches, stream=sys.stdout)
+    data = json.loads((sweep / "sweep.json").read_text())
+    print(
+        f"sweep: saturation at batch {data['saturation_batch']}, best at batch "
+        f"{data['best_batch']}, stopped: {data['stopped']}"
+    )
+    print(sweep)
+    return 0
+
+
+def _job(
+    path: Path,
+    args: argparse.Namespace,
+    profile: str,
+    model: Path | None = None,
+    precision: str | None = None,
+) -> Job:
+    from harness.campaign import Job  # imports the analysis stack; only when running
+    from harness.pipeline import RunSpec
+
+    scenario = load_scenario(path)
+    if precision is not None:
+        scenario = _with_precision(scenario, precision, path)
+    if getattr(args, "batch_size", None) is not None:
+        scenario = _with_batch(scenario, args.batch_size, path)
+    if getattr(args, "providers", None):
+        from harness.runtime.targets import get_target, selected_providers
+
+        names = tuple(p.strip() for p in str(args.providers).split(",") if p.strip())
+        try:
+            selected_providers(get_target(args.hw), names)
+        except ConfigError as exc:
+            raise ConfigError(f"--providers: {exc}") from None
+        runtime = dataclasses.replace(scenario.runtime, providers=names)
+        scenario = dataclasses.replace(scenario, runtime=runtime)
+    spec = RunSpec(
+        scenario=scenario,
+        scenario_path=path,
+        profile=as_profile(profile),
+        hw=args.hw,
+        model_override=model,
+        strict=args.strict,
+    )
+    return Job(spec=spec, out_root=args.out, launch=_launcher(args))
+
+
+def _launcher(args: argparse.Namespace) -> Launcher | None:
+    """None: workers run in this install. docker: one launcher, so one image, for the command."""
+    if args.runner == "local":
+        for option in ("image", "cache"):
+            if getattr(args, option) is not None:
+                raise ConfigError(f"--{option}: only with --runner docker")
+        return None
+    if args.launcher is None:
+        from harness.containers import DockerLauncher, DockerRun
+
+        run = DockerRun(hw=args.hw, results=args.out, image=args.image, cache=args.cache)
+        args.launcher = DockerLauncher(run)
+    launcher: Launcher = args.launcher
+    return launcher
+
+
+def _prepare(args: argparse.Namespace) -> None:
+    """With --runner docker: connect, find or build the image, once, after every file parsed."""
+    if args.launcher is not None:
+        args.launcher.prepare()
+
+
+def _precisions(args: argparse.Namespace) -> list[str | None]:
+    if not getattr(args, "precision", None):
+        return [None]
+    return [p.strip() for p in str(args.precision).split(",") if p.strip()]
+
+
+def _with_precision(scenario: Scenario, precision: str, path: Path) -> Scenario:
+    model = dataclasses.replace(scenario.model, precision=as_precision(precision, "--precision"))
+    return dataclasses.replace(scenario, model=model, name=f"{scenario.name}-{precision}")
+
+
+def _with_batch(scenario: Scenario, batch_size: int, path: Path) -> Scenario:
+    try:
+        return dataclasses.replace(scenario, batch_size=batch_size)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: --batch-size: {exc}") from None
+
+
+def _group_status(path: Path) -> int:
+    """0 when every run under `path` is LoadGen-VALID, else 1."""
+    results = [path / "result.json"] if (path / "result.json").is_file() else []
+    results += sorted(path.rglob("trial-*/result.json"))
+    valid = [json.loads(p.read_text()).get("valid") is True for p in results]
+    return 0 if valid and all(valid) else 1
+
+
+def _find_suite(name: str) -> tuple[Suite, Path]:
+    path = Path(name)
+    if not path.suffix:
+        path = Path("scenarios") / f"{name}.yaml"
+    if path.is_file() and not is_suite_file(path):
+        raise ConfigError(f"{path}: is a scenario, not a suite; use `harness run {path}`")
+    return load_suite(path), path.parent

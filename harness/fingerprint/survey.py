@@ -1,0 +1,48 @@
+"""The machine a run is about to use: its fingerprint, and what is wrong with it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.config import ProfileName
+from harness.fingerprint.fingerprint import Fingerprint, collect_fingerprint
+from harness.fingerprint.preflight import PreflightWarning, enforce_strict, preflight
+
+
+@dataclass(frozen=True, kw_only=True)
+class Survey:
+    """The machine a run is about to use, and what is wrong with it."""
+
+    fingerprint: Fingerprint
+    warnings: tuple[PreflightWarning, ...]
+
+
+def survey(
+    *,
+    gpus: Sequence[Mapping[str, Any]],
+    gpu_missing: Sequence[tuple[str, str]],
+    profile: ProfileName | None,
+    strict: bool = False,
+) -> Survey:
+    """Fingerprint the machine and run the preflight checks; `strict` turns warnings into errors.
+
+    The GPUs come from telemetry's vendor adapters (`telemetry.gpu_inventory`), read by the
+    caller: fingerprint and telemetry are sibling layers.
+    """
+    fingerprint = collect_fingerprint(gpus=list(gpus), gpu_missing=list(gpu_missing))
+    warnings = preflight(fingerprint, profile=profile or "none")
+    if strict:
+        enforce_strict(warnings)
+    return Survey(fingerprint=fingerprint, warnings=tuple(warnings))
+
+
+def image_info(environ: Mapping[str, str] | None = None) -> dict[str, str] | None:
+    """The harness image this run is in, as the container launcher handed it over."""
+    env = os.environ if environ is None else environ
+    image_id = env.get("BEYOND_TOPS_IMAGE_ID")
+    if not image_id:
+        return None
+    return {"id": image_id, "tag": env.get("BEYOND_TOPS_IMAGE_TAG", "")}
