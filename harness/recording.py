@@ -8,7 +8,6 @@ precision record, accuracy block) are decoded here, through the same checks as r
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import platform
 from collections.abc import Mapping
@@ -162,7 +161,7 @@ def run_utilization(spec: Requested, measured: Measured, sps: float | None) -> U
         fingerprint=measured.machine.fingerprint.to_dict(),
         override_tflops=spec.scenario.peak_tflops,
     )
-    block = utilization(
+    return utilization(
         samples_per_second=sps,
         flops_per_sample=count.flops / batch,
         macs_per_sample=count.macs / batch,
@@ -170,16 +169,6 @@ def run_utilization(spec: Requested, measured: Measured, sps: float | None) -> U
         approximations=count.approximations,
         unknown_ops=count.unknown_ops,
     )
-    share = block.fraction_of_peak
-    if share is not None and share > 1:
-        # A peak below what was measured proves its assumptions wrong (usually the clock:
-        # VMs show the nominal clock and no boost); say so rather than print > 100 % quietly.
-        note = (
-            f"achieved exceeds the computed peak ({share * 100:.0f} %): the peak's assumptions "
-            "do not hold on this machine (often the clock); set peak_tflops in the scenario"
-        )
-        block = dataclasses.replace(block, note=note)
-    return block
 
 
 def hardware(hw: str, fingerprint: Fingerprint) -> Hardware:

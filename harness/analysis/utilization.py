@@ -42,6 +42,14 @@ def utilization(
             "no peak known for this hardware and precision: set a peak override in the scenario"
         )
     fraction = None if achieved is None or peak is None else achieved / peak.tflops
+    if fraction is not None and fraction > 1:
+        # A peak below what was measured proves its assumptions wrong (usually the clock:
+        # VMs show the nominal clock and no boost); say so rather than print > 100 % quietly.
+        reasons.append(
+            f"achieved exceeds the computed peak ({fraction * 100:.0f} %): the peak's "
+            "assumptions do not hold on this machine (often the clock); set peak_tflops in "
+            "the scenario"
+        )
     return Utilization(
         flops_per_sample=flops,
         macs_per_sample=macs,

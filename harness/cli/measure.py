@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,10 +71,12 @@ def _sweep(args: argparse.Namespace) -> int:
     batches = [int(b) for b in args.batches.split(",")] if args.batches else None
     _prepare(args)
     sweep = run_batch_sweep(job, trials_count(job, args.trials), batches=batches, stream=sys.stdout)
-    data = json.loads((sweep / "sweep.json").read_text())
+    from harness.results.groupfile import SWEEP_FILE, read_sweep
+
+    data = read_sweep(sweep / SWEEP_FILE)
     print(
-        f"sweep: saturation at batch {data['saturation_batch']}, best at batch "
-        f"{data['best_batch']}, stopped: {data['stopped']}"
+        f"sweep: saturation at batch {data.saturation_batch}, best at batch "
+        f"{data.best_batch}, stopped: {data.stopped}"
     )
     print(sweep)
     return 0
@@ -159,9 +160,12 @@ def _with_batch(scenario: Scenario, batch_size: int, path: Path) -> Scenario:
 
 def _group_status(path: Path) -> int:
     """0 when every run under `path` is LoadGen-VALID, else 1."""
-    results = [path / "result.json"] if (path / "result.json").is_file() else []
-    results += sorted(path.rglob("trial-*/result.json"))
-    valid = [json.loads(p.read_text()).get("valid") is True for p in results]
+    from harness.files import RESULT_FILE
+    from harness.results.runfile import load_result
+
+    results = [path] if (path / RESULT_FILE).is_file() else []
+    results += sorted(p.parent for p in path.rglob(f"trial-*/{RESULT_FILE}"))
+    valid = [load_result(run).outcome.valid for run in results]
     return 0 if valid and all(valid) else 1
 
 

@@ -70,3 +70,18 @@ def test_unknown_flops_is_null() -> None:
     assert out.flops_per_sample is None
     assert out.achieved_tflops is None
     assert out.note == "flops_per_sample unknown"
+
+
+def test_a_result_above_the_peak_says_the_peak_is_wrong() -> None:
+    # 3000 samples/s x 8 GFLOP = 24 TFLOP/s of a "16 TFLOP/s peak": 150 %.
+    out = utilization(
+        samples_per_second=3000.0, flops_per_sample=8e9, macs_per_sample=4e9, peak=PEAK
+    )
+    assert out.fraction_of_peak == 1.5
+    assert out.note is not None
+    assert out.note.startswith("achieved exceeds the computed peak (150 %)")
+    assert "set peak_tflops in the scenario" in out.note
+    kept = utilization(
+        samples_per_second=2000.0, flops_per_sample=8e9, macs_per_sample=4e9, peak=PEAK
+    )
+    assert kept.note is None
