@@ -13,6 +13,7 @@
 #   cuda-placement.txt              CUDAExecutionProvider alone owns every node of a test model
 #   fingerprint.txt, .json          `harness fingerprint --hw nvidia`
 #   doctor.txt                      `harness doctor --hw nvidia`
+#   telemetry-gemm/                 scripts/gpu_load_telemetry.py: NVML over a PyTorch GEMM load
 #   bench-SUITE.txt, runs/          `harness bench SUITE --hw nvidia` and its run directories
 #
 # The suites run on TensorRT then CUDA where TensorRT's libraries load, else on CUDA alone
@@ -114,6 +115,13 @@ step "CUDA alone places every node" cuda-placement.txt \
 step "harness fingerprint" fingerprint.txt "$HARNESS" fingerprint --hw nvidia
 stdout_step "harness fingerprint --json" fingerprint.json "$HARNESS" fingerprint --hw nvidia --json
 step "harness doctor" doctor.txt "$HARNESS" doctor --hw nvidia
+if "$PYTHON" -c "import torch" 2>/dev/null; then
+  # NVML's energy counter against its integrated power, clocks and throttle reasons, under load.
+  step "telemetry under a GEMM load" telemetry-gemm.txt \
+    "$PYTHON" scripts/gpu_load_telemetry.py "$out/telemetry-gemm" --hw nvidia --seconds 60
+else
+  echo "note: PyTorch is not installed: no telemetry-under-load check" >&2
+fi
 if [[ -z "${PROVIDERS:-}" ]]; then
   PROVIDERS="TensorrtExecutionProvider,CUDAExecutionProvider"
   if grep -q "libonnxruntime_providers_tensorrt.so cannot load" "$out/provider-libraries.txt"; then
