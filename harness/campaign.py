@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -10,10 +11,24 @@ from pathlib import Path
 from typing import IO
 
 from harness import pipeline
-from harness.analysis.stats import TrialStats, run_sweep, sweep_batches, trial_stats
+from harness.analysis.stats import (
+    SweepOutcome,
+    SweepPoint,
+    TrialStats,
+    failed_sweep,
+    run_sweep,
+    sweep_batches,
+    trial_stats,
+)
 from harness.config import DEFAULT_TRIALS, ProfileName, Scenario
-from harness.errors import HarnessError, RunError
-from harness.files import create_run_dir
+from harness.errors import (
+    STOP_SIGNALS,
+    HarnessError,
+    RunError,
+    interrupted_cause,
+    stop_signal,
+)
+from harness.files import INCOMPLETE_FILE, create_run_dir, mark_complete, mark_incomplete
 from harness.pipeline import Launcher, RunSpec, WorkerError, new_run_dir, run_one
 from harness.report.summary import render_summary
 from harness.results.groupfile import (
@@ -37,6 +52,9 @@ _OOM_MARKERS = (
     "cuda_error_out_of_memory",
     "cudaerrormemoryallocation",
     "hipErrorOutOfMemory".lower(),
+    "unable to allocate",  # numpy's MemoryError: "Unable to allocate 3.1 GiB for an array ..."
+    "memoryerror",
+    "killed by signal 9",  # the kernel's OOM killer (a container's 137 reads as signal 9)
 )
 
 
@@ -86,19 +104,33 @@ def run_trials(
     group = root or create_run_dir(
         job.out_root, model=_model_name(job), scenario=f"{job.scenario.scenario}-trials"
     )
+    mark_incomplete(group, "trials started; no result yet")
     runs: list[str] = []
     try:
         for number in range(1, trials + 1):
             run_dir = _child(job, group, f"trial-{number}", batch, stream)
             runs.append(run_dir.name)
-    except ChildRunError:
-        if root is None and not any(group.iterdir()):
-            group.rmdir()  # nothing ran: leave no empty group behind
+    except (HarnessError, KeyboardInterrupt) as exc:
+        _trials_failed(job, group, runs, trials, batch, exc)
+        if root is None and {p.name for p in group.iterdir()} <= {INCOMPLETE_FILE}:
+            shutil.rmtree(group)  # nothing ran: leave no empty group behind
         raise
+    trials_file = _trials_file(job, group, runs, trials, batch)
+    write_trials(group / TRIALS_FILE, trials_file)
+    mark_complete(group)
+    if stream is not None:
+        stream.write(render_trials(job.scenario.name, trials_file.metric, trials_file.stats) + "\n")
+    return group
+
+
+def _trials_file(
+    job: Job, group: Path, runs: Sequence[str], trials: int, batch: int, failure: str | None = None
+) -> TrialsFile:
+    """trials.json of the runs (names in `group`) that finished; with `failure`, a partial one."""
     results = [load_result(group / name) for name in runs]
     metric, higher = _metric(job.scenario)
     stats = trial_stats(_values(results, metric), requested=trials, higher_is_better=higher)
-    trials_file = TrialsFile(
+    return TrialsFile(
         scenario_name=job.scenario.name,
         scenario=job.scenario.scenario,
         batch_size=batch,
@@ -107,11 +139,36 @@ def run_trials(
         runs=tuple(runs),
         metric=metric,
         stats=stats,
+        complete=failure is None,
+        failure=failure,
     )
-    write_trials(group / TRIALS_FILE, trials_file)
-    if stream is not None:
-        stream.write(render_trials(job.scenario.name, metric, stats) + "\n")
-    return group
+
+
+def _trials_failed(
+    job: Job,
+    group: Path,
+    runs: Sequence[str],
+    trials: int,
+    batch: int,
+    exc: HarnessError | KeyboardInterrupt,
+) -> None:
+    """Mark a group a trial failed in, keeping the trials that finished in its trials.json."""
+    cause, code = _failure(exc)
+    failure = f"trial-{len(runs) + 1} {cause}"
+    mark_incomplete(group, failure, code)
+    if runs:  # stats need a finished trial; the runs that failed say why in their INCOMPLETE
+        partial = _trials_file(job, group, runs, trials, batch, failure)
+        write_trials(group / TRIALS_FILE, partial)
+
+
+def _failure(exc: HarnessError | KeyboardInterrupt) -> tuple[str, int]:
+    """What INCOMPLETE says of a group a run failed in, and the exit code."""
+    if isinstance(exc, KeyboardInterrupt):
+        signum = stop_signal(exc)
+        return interrupted_cause(signum), STOP_SIGNALS[signum].code
+    if isinstance(exc, WorkerError):
+        return f"failed: {exc.cause}", exc.exit_code
+    return f"failed: {exc}", exc.exit_code
 
 
 def run_batch_sweep(
@@ -121,16 +178,39 @@ def run_batch_sweep(
     if job.scenario.scenario != "Offline":
         raise RunError(f"{job.spec.scenario_path}: sweeps need an Offline scenario (batching)")
     sweep = create_run_dir(job.out_root, model=_model_name(job), scenario="Offline-sweep")
+    mark_incomplete(sweep, "sweep started; no result yet")
     dirs: dict[int, str] = {}
+    done: list[SweepPoint] = []
+    started: list[int] = []
 
     def measure(batch: int) -> TrialStats:
+        started.append(batch)
         point = sweep / f"bs-{batch}"
         point.mkdir()
         run_trials(job, trials, root=point, batch_size=batch, stream=stream)
         dirs[batch] = point.name
-        return read_trials(point / TRIALS_FILE).stats
+        stats = read_trials(point / TRIALS_FILE).stats
+        done.append(SweepPoint(batch_size=batch, stats=stats))
+        return stats
 
-    outcome = run_sweep(measure, batches=batches or list(sweep_batches()), is_oom=is_out_of_memory)
+    try:
+        outcome = run_sweep(
+            measure, batches=batches or list(sweep_batches()), is_oom=is_out_of_memory
+        )
+    except (HarnessError, KeyboardInterrupt) as exc:  # not out of memory: keep what finished
+        cause, code = _failure(exc)
+        failed_at = started[-1] if started else 0
+        mark_incomplete(sweep, f"bs-{failed_at} {cause}", code)
+        _write_sweep(job, sweep, failed_sweep(done, failed_at, cause), dirs, failure=cause)
+        raise
+    _write_sweep(job, sweep, outcome, dirs)
+    mark_complete(sweep)
+    return sweep
+
+
+def _write_sweep(
+    job: Job, sweep: Path, outcome: SweepOutcome, dirs: dict[int, str], failure: str | None = None
+) -> None:
     points = tuple(
         SweepFilePoint(batch_size=p.batch_size, dir=dirs[p.batch_size], samples_per_second=p.stats)
         for p in outcome.points
@@ -143,9 +223,10 @@ def run_batch_sweep(
         best_batch=outcome.best_batch,
         stopped=outcome.stopped,
         limit=outcome.limit,
+        complete=failure is None,
+        failure=failure,
     )
     write_sweep(sweep / SWEEP_FILE, sweep_file)
-    return sweep
 
 
 def is_out_of_memory(exc: BaseException) -> bool:

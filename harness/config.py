@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import types
 import typing
@@ -30,6 +31,17 @@ ExecutionMode = Literal["sequential", "parallel"]
 DataSource = Literal["synthetic", "npy"]
 OptionValue = str | int | float | bool
 T = typing.TypeVar("T")
+# Upper bounds, far above any real benchmark, that turn a typo (an extra zero, a pasted
+# timestamp) into a ConfigError before a model is built instead of an allocation failure or a
+# run that never ends.
+MAX_BATCH_SIZE = 65536
+MAX_DIM = 1 << 20  # one symbolic dimension (sequence length, image side)
+MAX_SAMPLE_COUNT = 10**8  # samples or queries: QSL size, LoadGen counts, warm-up queries
+MAX_DURATION_MS = 7 * 24 * 3600 * 1000  # seven days
+MAX_THREADS = 4096
+MAX_SEED = 2**32 - 1  # numpy's seed range
+MAX_TRIALS = 100
+MAX_PEAK_TFLOPS = 1e6  # an exaflop/s: more than any single device
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +69,7 @@ class ModelConfig:
         for name, value in self.dims.items():
             if value < 1:
                 raise ValueError(f"dims.{name}: must be >= 1, got {value}")
+            _check_range(f"dims.{name}", value, 1, MAX_DIM)
 
     @property
     def name(self) -> str:
@@ -86,6 +99,8 @@ class RuntimeConfig:
     def __post_init__(self) -> None:
         if self.intra_op_threads < 0 or self.inter_op_threads < 0:
             raise ValueError("intra_op_threads/inter_op_threads: must be >= 0 (0 = default)")
+        _check_range("intra_op_threads", self.intra_op_threads, 0, MAX_THREADS)
+        _check_range("inter_op_threads", self.inter_op_threads, 0, MAX_THREADS)
         if len(set(self.providers)) != len(self.providers):
             raise ValueError(f"providers: names a provider twice: {list(self.providers)}")
 
@@ -103,6 +118,8 @@ class DataConfig:
     def __post_init__(self) -> None:
         if self.total_sample_count < 1:
             raise ValueError(f"total_sample_count: must be >= 1, got {self.total_sample_count}")
+        _check_range("total_sample_count", self.total_sample_count, 1, MAX_SAMPLE_COUNT)
+        _check_range("seed", self.seed, 0, MAX_SEED)
         if (self.source == "npy") != (self.dir is not None):
             raise ValueError("dir: required when source is 'npy' and only then")
         if self.labels and self.source != "npy":
@@ -121,6 +138,8 @@ class WarmupConfig:
             raise ValueError(f"min_queries: must be >= 1, got {self.min_queries}")
         if self.min_duration_ms < 0:
             raise ValueError(f"min_duration_ms: must be >= 0, got {self.min_duration_ms}")
+        _check_range("min_queries", self.min_queries, 1, MAX_SAMPLE_COUNT)
+        _check_range("min_duration_ms", self.min_duration_ms, 0, MAX_DURATION_MS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,6 +156,9 @@ class QuickConfig:
         for key in (*keys, "accuracy_sample_count"):
             if getattr(self, key) < 1:
                 raise ValueError(f"{key}: must be >= 1, got {getattr(self, key)}")
+        _check_range("min_duration_ms", self.min_duration_ms, 1, MAX_DURATION_MS)
+        for key in (*keys[1:], "accuracy_sample_count"):
+            _check_range(key, getattr(self, key), 1, MAX_SAMPLE_COUNT)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -144,12 +166,20 @@ class TelemetryConfig:
     """How power and temperature are sampled during the measured window."""
 
     interval_ms: int = 100
-    external_command: str | None = None
+    # A wall meter's program and its arguments, run without a shell; running it also needs
+    # the user's opt-in (harness.telemetry.external.ALLOW_METER_ENV), never the scenario's.
+    external_command: tuple[str, ...] | None = None
     external_csv: str | None = None
 
     def __post_init__(self) -> None:
         if not 10 <= self.interval_ms <= 10000:
             raise ValueError(f"interval_ms: must be 10..10000, got {self.interval_ms}")
+        argv = self.external_command
+        if argv is not None and (not argv or not all(argv)):
+            raise ValueError(
+                "external_command: give a program and its arguments as a list of non-empty "
+                f"strings, e.g. [ipmitool, dcmi, power, reading]; got {list(argv)}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,10 +207,14 @@ class Scenario:
             )
         if self.batch_size < 1:
             raise ValueError(f"batch_size: must be >= 1, got {self.batch_size}")
-        if self.peak_tflops is not None and self.peak_tflops <= 0:
-            raise ValueError(f"peak_tflops: must be > 0 (dense TFLOP/s), got {self.peak_tflops}")
-        if self.trials is not None and not 1 <= self.trials <= 100:
-            raise ValueError(f"trials: must be 1..100, got {self.trials}")
+        _check_range("batch_size", self.batch_size, 1, MAX_BATCH_SIZE)
+        peak = self.peak_tflops
+        if peak is not None and not (math.isfinite(peak) and 0 < peak <= MAX_PEAK_TFLOPS):
+            raise ValueError(
+                f"peak_tflops: must be > 0 and <= {MAX_PEAK_TFLOPS:g} (dense TFLOP/s), got {peak}"
+            )
+        if self.trials is not None and not 1 <= self.trials <= MAX_TRIALS:
+            raise ValueError(f"trials: must be 1..{MAX_TRIALS}, got {self.trials}")
         if self.scenario == "SingleStream" and self.batch_size != 1:
             raise ValueError(
                 f"batch_size: SingleStream issues one sample per query, so it must be 1 "
@@ -199,6 +233,12 @@ class Suite:
     def __post_init__(self) -> None:
         if not self.scenarios:
             raise ValueError("scenarios: list at least one scenario file")
+
+
+def _check_range(key: str, value: int, low: int, high: int) -> None:
+    """A ValueError naming `key` unless low <= value <= high."""
+    if not low <= value <= high:
+        raise ValueError(f"{key}: must be {low}..{high}, got {value}")
 
 
 def as_profile(value: str, key: str = "profile") -> ProfileName:
@@ -257,12 +297,34 @@ def _read_yaml(path: Path) -> Any:
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text; save the scenario as UTF-8 YAML") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader: constructs no objects
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or "invalid YAML"
         raise ConfigError(f"{path}:{where}: {problem}") from None
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, minus what hides typos: repeated keys and non-string keys."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        self.flatten_mapping(node)  # resolve `<<` merges first, as SafeLoader does
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, str):
+                raise yaml.constructor.ConstructorError(
+                    problem=f"key {key!r} is not a string; quote it",
+                    problem_mark=key_node.start_mark,
+                )
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    problem=f"duplicate key '{key}'; give each key once",
+                    problem_mark=key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def _load(path: Path, cls: type[T]) -> T:
@@ -308,7 +370,7 @@ def _coerce(tp: Any, value: Any, where: str, key: str) -> Any:
         if len(inner) == 1:
             return _coerce(inner[0], value, where, key)
         if isinstance(value, tuple(inner)):
-            return value
+            return _finite(value, where, key)
         names = ", ".join(a.__name__ for a in inner)
         raise ConfigError(f"{where}: {key}: expected one of {names}, got {_kind(value)} {value!r}")
     if origin is Literal:
@@ -342,7 +404,14 @@ def _scalar(tp: Any, value: Any, where: str, key: str) -> Any:
         raise TypeError(f"config type {tp!r} is not supported by the loader")
     if not ok[tp]:
         raise ConfigError(f"{where}: {key}: expected {tp.__name__}, got {_kind(value)} {value!r}")
-    return float(value) if tp is float else value
+    return _finite(float(value), where, key) if tp is float else value
+
+
+def _finite(value: Any, where: str, key: str) -> Any:
+    """`value`, unless it is a float NaN or infinity (YAML's .nan, .inf)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{where}: {key}: must be a finite number, got {value}")
+    return value
 
 
 def _kind(value: Any) -> str:

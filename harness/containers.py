@@ -12,13 +12,14 @@ import codecs
 import contextlib
 import grp
 import os
+import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from harness.errors import INTERRUPTED, ConfigError, DeviceError, HarnessError
+from harness.errors import STOP_SIGNALS, ConfigError, DeviceError, HarnessError, stop_signal
 from harness.files import mark_incomplete
 from harness.hardware import get_target
 from harness.images import (
@@ -33,9 +34,12 @@ from harness.images import (
 )
 from harness.job import Job, read_job
 from harness.paths import CACHE_ENV, cache_root
+from harness.telemetry.external import ALLOW_METER_ENV
 
 CONTAINER_CACHE = PurePosixPath("/cache")
 STOP_TIMEOUT_S = 120  # for the worker to mark its run INCOMPLETE after Ctrl-C
+PIDS_LIMIT = 4096  # onnxruntime's and LoadGen's threads, with room; a fork bomb stops here
+GPU_ENV = "CUDA_VISIBLE_DEVICES"  # the host's choice of GPUs, honoured as `--gpus device=...`
 ROCM_DEVICES = ("/dev/kfd", "/dev/dri")
 ROCM_GROUPS = ("video", "render")
 NVIDIA_GPU_FIX = (
@@ -106,20 +110,25 @@ class DockerLauncher:
         try:
             image = self.prepare()
             kwargs = container_kwargs(job_path, job, self.run, image, self._devices)
-            container = self._start(image, kwargs)
-        except HarnessError as exc:  # the worker never started: say why, as it would have
-            mark_incomplete(job.run_dir, f"failed: {exc}", exc.exit_code)
-            return exc.exit_code
-        try:
-            _stream(container, self._out or sys.stdout, self._stderr())
-            return exit_code(int(container.wait()["StatusCode"]))
-        except KeyboardInterrupt:  # Ctrl-C reached this process, not the container's
-            with contextlib.suppress(import_docker().errors.APIError):
-                container.kill(signal="SIGINT")  # the worker marks its run INCOMPLETE
-                container.wait(timeout=STOP_TIMEOUT_S)
-            raise
-        finally:
-            container.remove(force=True)
+        except HarnessError as exc:
+            return _not_started(job, exc)
+        # A stop signal that comes while the daemon starts the container waits until this
+        # process holds it, so that whatever stops the run also removes the container.
+        with _stops_deferred() as stops:
+            try:
+                container = self._start(image, kwargs)
+            except HarnessError as exc:
+                return _not_started(job, exc)
+            try:
+                stops.release()  # one that came meanwhile is raised here
+                _stream(container, self._out or sys.stdout, self._stderr())
+                return exit_code(int(container.wait()["StatusCode"]))
+            except KeyboardInterrupt as exc:  # the signal reached this process, not the worker
+                _stop(container, signal.Signals(stop_signal(exc)).name)
+                raise
+            finally:
+                stops.hold()  # a second signal must not leave the container behind
+                _remove(container, self._stderr())
 
     def _start(self, image: ImageRef, kwargs: Mapping[str, Any]) -> Any:
         for host, mount in kwargs["volumes"].items():
@@ -135,6 +144,55 @@ class DockerLauncher:
 
     def _stderr(self) -> IO[str]:
         return self._err or sys.stderr
+
+
+class _DeferredStops:
+    """Stop signals held back (blocked) while the launcher starts or removes a container.
+
+    A mask is per thread: this holds in the CLI's parent, which runs no other thread.
+    """
+
+    def __init__(self) -> None:
+        self._mask = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+    def hold(self) -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+
+    def release(self) -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, self._mask)
+
+
+@contextlib.contextmanager
+def _stops_deferred() -> Iterator[_DeferredStops]:
+    stops = _DeferredStops()
+    try:
+        yield stops
+    finally:
+        stops.release()
+
+
+def _not_started(job: Job, exc: HarnessError) -> int:
+    """The worker never started: say why in its run directory, as it would have."""
+    mark_incomplete(job.run_dir, f"failed: {exc}", exc.exit_code)
+    return exc.exit_code
+
+
+def _stop(container: Any, signal_name: str) -> None:
+    """Pass the stop signal on to the worker and give it time to mark its run INCOMPLETE.
+
+    The init process forwards the signal; the caller removes the container, stopped or not.
+    """
+    with contextlib.suppress(import_docker().errors.APIError):
+        container.kill(signal=signal_name)
+        container.wait(timeout=STOP_TIMEOUT_S)
+
+
+def _remove(container: Any, err: IO[str]) -> None:
+    """Remove the container, killing it if it still runs; say so if the daemon refuses."""
+    try:
+        container.remove(force=True)
+    except import_docker().errors.APIError as exc:
+        print(f"warning: container {container.id} not removed: {explain(exc)}", file=err)
 
 
 def container_kwargs(
@@ -156,7 +214,11 @@ def container_kwargs(
     return {
         "command": ["python", "-m", "harness.worker", str(job_file)],
         "detach": True,
-        "init": True,  # forwards the SIGINT of a Ctrl-C to the worker
+        "init": True,  # forwards the stop signal (SIGINT, SIGTERM, SIGHUP) to the worker
+        "network_mode": "none",  # a measurement needs no network: models come from the cache
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "pids_limit": PIDS_LIMIT,
         "user": f"{os.getuid()}:{os.getgid()}",  # files written to the mounts are the user's
         "working_dir": str(cwd),  # relative paths in the job mean what they mean here
         "environment": {
@@ -165,6 +227,8 @@ def container_kwargs(
             "BEYOND_TOPS_IMAGE_TAG": image.tag,
             CACHE_ENV: str(CONTAINER_CACHE),
             "HOME": "/tmp",
+            # The user's opt-in to a scenario's meter command reaches the worker, as locally.
+            **({ALLOW_METER_ENV: "1"} if os.environ.get(ALLOW_METER_ENV) == "1" else {}),
         },
         "volumes": volumes,
         **devices,
@@ -184,25 +248,24 @@ def input_paths(job: Job, cwd: Path) -> list[Path]:
 
 def exit_code(status: int) -> int:
     """A container's status as Popen's return code: a death by signal N is -N."""
-    if status > 128 and status != INTERRUPTED.code:  # 128 + N from the init process
+    stops = {stop.code for stop in STOP_SIGNALS.values()}  # the worker's own exit codes
+    if status > 128 and status not in stops:  # 128 + N from the init process
         return 128 - status
     return status
 
 
-def device_kwargs(hw: str, *, cdi: bool = False) -> dict[str, Any]:
+def device_kwargs(
+    hw: str, *, cdi: bool = False, environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """How each target reaches its accelerator from inside the container (its docker_devices).
 
-    nvidia-gpus: `--gpus all`, or with `cdi` the CDI device `nvidia.com/gpu=all`.
+    nvidia-gpus: the GPUs CUDA_VISIBLE_DEVICES names (`--gpus device=0,1`), all when it is
+    unset (`--gpus all`); with `cdi` the CDI devices `nvidia.com/gpu=0` (or `=all`).
     amd-kfd: /dev/kfd and /dev/dri, with the groups that may open them.
     """
     kind = get_target(hw).docker_devices
     if kind == "nvidia-gpus":
-        docker = import_docker()
-        if cdi:  # `docker run --device nvidia.com/gpu=all`
-            request = docker.types.DeviceRequest(driver="cdi", device_ids=["nvidia.com/gpu=all"])
-        else:  # `docker run --gpus all`
-            request = docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
-        return {"device_requests": [request]}
+        return {"device_requests": [_gpu_request(cdi, visible_gpus(environ))]}
     if kind == "amd-kfd":
         missing = [path for path in ROCM_DEVICES if not os.path.exists(path)]
         if missing:
@@ -215,6 +278,27 @@ def device_kwargs(hw: str, *, cdi: bool = False) -> dict[str, Any]:
             "group_add": rocm_groups(),
         }
     return {}
+
+
+def visible_gpus(environ: Mapping[str, str] | None = None) -> list[str] | None:
+    """The GPUs (indices or UUIDs) CUDA_VISIBLE_DEVICES names on the host; None: all."""
+    value = (os.environ if environ is None else environ).get(GPU_ENV)
+    if value is None:
+        return None
+    gpus = [gpu.strip() for gpu in value.split(",") if gpu.strip()]
+    if not gpus:
+        raise DeviceError(f"HW=nvidia: {GPU_ENV} is set but names no GPU; unset it for all")
+    return gpus
+
+
+def _gpu_request(cdi: bool, gpus: list[str] | None) -> Any:
+    docker = import_docker()
+    if cdi:  # `docker run --device nvidia.com/gpu=all`
+        names = [f"nvidia.com/gpu={gpu}" for gpu in gpus or ["all"]]
+        return docker.types.DeviceRequest(driver="cdi", device_ids=names)
+    if gpus is None:  # `docker run --gpus all`
+        return docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
+    return docker.types.DeviceRequest(device_ids=gpus, capabilities=[["gpu"]])  # device=0,1
 
 
 def rocm_groups(dev: Path = Path("/dev")) -> list[str]:
@@ -290,6 +374,8 @@ def docker_cli_flags(devices: Mapping[str, Any]) -> list[str]:
     for request in devices.get("device_requests", []):
         if request["Driver"] == "cdi":
             flags += [f"--device={name}" for name in request["DeviceIDs"]]
+        elif request["DeviceIDs"]:
+            flags.append(f"--gpus=device={','.join(request['DeviceIDs'])}")
         else:
             flags.append("--gpus=all")
     return flags

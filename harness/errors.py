@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
+from types import FrameType, MappingProxyType
 from typing import Final
 
 
@@ -61,6 +63,20 @@ INVALID: Final = ExitCode(code=1, meaning="a run finished but LoadGen judged it 
 INTERRUPTED: Final = ExitCode(
     code=130, meaning="interrupted (Ctrl-C); the run directory is marked INCOMPLETE"
 )
+HUNG_UP: Final = ExitCode(
+    code=129, meaning="interrupted (SIGHUP); the run directory is marked INCOMPLETE"
+)
+TERMINATED: Final = ExitCode(
+    code=143, meaning="interrupted (SIGTERM); the run directory is marked INCOMPLETE"
+)
+# The signals that stop a run, each exiting 128 + its number as a shell reports a death by it.
+STOP_SIGNALS: Final[Mapping[int, ExitCode]] = MappingProxyType(
+    {signal.SIGHUP: HUNG_UP, signal.SIGINT: INTERRUPTED, signal.SIGTERM: TERMINATED}
+)
+# stdout's reader went away (`harness show RUN | head`): 128 + SIGPIPE, as a shell would report.
+BROKEN_PIPE: Final = ExitCode(
+    code=141, meaning="stdout closed early (e.g. `| head`); output cut short"
+)
 # A worker process died of a bug, not of a user error (BSD's EX_SOFTWARE); it printed the trace.
 CRASHED: Final = ExitCode(
     code=70, meaning="a worker crashed (a bug: its traceback is in the output; please report it)"
@@ -110,18 +126,76 @@ def exit_code_of(error: type[HarnessError]) -> ExitCode:
 
 def exit_code_table() -> str:
     """Every exit status `harness` uses, in code order, as the `--help` epilog prints it."""
-    reserved = [SUCCESS, INVALID, CRASHED, INTERRUPTED]
+    reserved = [SUCCESS, INVALID, CRASHED, BROKEN_PIPE, *STOP_SIGNALS.values()]
     entries = sorted([*reserved, *ERROR_CODES.values()], key=lambda e: e.code)
     return "exit codes:\n" + "\n".join(f"  {e.code:<4} {e.meaning}" for e in entries)
 
 
+class Interrupted(KeyboardInterrupt):
+    """A stop signal arrived: raised where the program is, as Ctrl-C raises KeyboardInterrupt."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class StopSignals:
+    """While entered, SIGINT, SIGTERM and SIGHUP raise Interrupted; for entry points only.
+
+    Remembers the first signal: code that catches KeyboardInterrupt and raises a plain one
+    again (LoadGen's wait) loses which signal it was. Outside the main thread it does nothing.
+    """
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in STOP_SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)  # type: ignore[arg-type]
+        self._previous.clear()
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.received is None:
+            self.received = signum
+        raise Interrupted(signum)
+
+
+def stop_signal(exc: KeyboardInterrupt, received: int | None = None) -> int:
+    """The signal that stopped us: the exception's own, the one received, else SIGINT."""
+    if isinstance(exc, Interrupted):
+        return exc.signum
+    return signal.SIGINT if received is None else received
+
+
+def interrupted_cause(signum: int) -> str:
+    """What INCOMPLETE says of a run a signal stopped: `interrupted (SIGTERM)`."""
+    name = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+    return f"interrupted ({name})"
+
+
 def run_reporting_errors(call: Callable[[], int]) -> int:
-    """Run a command's body; a HarnessError or Ctrl-C becomes one line and its exit code."""
-    try:
-        return call()
-    except HarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("error: interrupted; the run directory is marked INCOMPLETE", file=sys.stderr)
-        return INTERRUPTED.code
+    """The CLI's body: a HarnessError or a stop signal becomes one line and its exit code.
+
+    The CLI's entry point, so it installs StopSignals: SIGTERM and SIGHUP stop a run as
+    Ctrl-C does, and the run directory is marked INCOMPLETE with the signal's name.
+    """
+    with StopSignals() as stops:
+        try:
+            return call()
+        except HarnessError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except KeyboardInterrupt as exc:
+            signum = stop_signal(exc, stops.received)
+            print(
+                f"error: {interrupted_cause(signum)}; the run directory is marked INCOMPLETE",
+                file=sys.stderr,
+            )
+            return STOP_SIGNALS[signum].code

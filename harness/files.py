@@ -31,6 +31,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     except BaseException:  # clean up on any exit, including Ctrl-C, then re-raise
         Path(tmp).unlink(missing_ok=True)
         raise
+    _fsync_dir(path.parent)  # the rename itself survives a crash only once its directory is synced
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -73,8 +74,32 @@ def _make_named(path: Path) -> Path:
     return path
 
 
-def _umask() -> int:
-    mask = os.umask(0)
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return  # a platform that cannot open directories cannot sync them either
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some filesystems (and Windows) refuse fsync on a directory; the data is synced
+    finally:
+        os.close(fd)
+
+
+def _umask(status: Path = Path("/proc/self/status")) -> int:
+    """The process umask, read without changing it where /proc tells it.
+
+    os.umask can only read the mask by setting it, which for a moment gives every other
+    thread (and any child forked then) a umask of 0; Linux 4.7+ reports it in /proc.
+    """
+    try:
+        for line in status.read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split(":", 1)[1].strip(), 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0)  # no /proc: the only portable way to read it
     os.umask(mask)
     return mask
 

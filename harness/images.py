@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit, urlunsplit
 
 import harness
 from harness.errors import DependencyError, DeviceError
@@ -207,11 +208,28 @@ def build_args(hw: str, *, repo: Path, base_image: str | None = None) -> dict[st
         "HARNESS_VERSION": harness.__version__,
         "GIT_COMMIT": git_commit(repo),
         "LOCK_SHA256": hashlib.sha256(lock.read_bytes()).hexdigest(),
-        "SOURCE_URL": git_output(repo, "remote", "get-url", "origin") or "unknown",
+        "SOURCE_URL": public_url(git_output(repo, "remote", "get-url", "origin") or "unknown"),
     }
     if base_image:
         args["BASE_IMAGE"] = base_image
     return args
+
+
+def public_url(url: str) -> str:
+    """A remote's URL without what may hold credentials: user:password@, query and fragment.
+
+    https://user:token@host/x becomes https://host/x; the scp-like ssh form user@host:path
+    becomes host/path. A URL without any of them (or a local path) stays as it is.
+    """
+    if "://" in url:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit((parts.scheme, host, parts.path, "", ""))
+    userinfo, at, rest = url.partition("@")
+    if not at or "/" in userinfo:
+        return url  # a local path, which may contain "@" anywhere but before its first "/"
+    host, _, path = rest.partition(":")
+    return f"{host}/{path.lstrip('/')}" if path else host
 
 
 def git_commit(repo: Path) -> str:

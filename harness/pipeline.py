@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,7 +18,13 @@ from pathlib import Path
 from typing import IO
 
 from harness.config import ProfileName, Scenario
-from harness.errors import INTERRUPTED, RunError
+from harness.errors import (
+    STOP_SIGNALS,
+    Interrupted,
+    RunError,
+    interrupted_cause,
+    stop_signal,
+)
 from harness.files import (
     ACCURACY_DIR,
     RESULT_FILE,
@@ -79,14 +84,16 @@ def launch_worker(job_path: Path) -> int:
     """Run `python -m harness.worker JOB` with this terminal; returns its exit code.
 
     The worker gets a process group of its own, so a Ctrl-C reaches it exactly once, from
-    here, whether it was typed at the terminal or sent to this process alone.
+    here, whether it was typed at the terminal or sent to this process alone; so does the
+    SIGTERM or SIGHUP this process got (the CLI raises them as Interrupted).
     """
     command = [sys.executable, "-m", "harness.worker", str(job_path)]
     with subprocess.Popen(command, process_group=0) as child:
         try:
             return child.wait()
-        except KeyboardInterrupt:
-            child.send_signal(signal.SIGINT)  # the worker stops LoadGen and marks its directory
+        except KeyboardInterrupt as exc:
+            # the worker stops LoadGen and marks its directory with the signal's name
+            child.send_signal(stop_signal(exc))
             child.wait()
             raise
 
@@ -114,8 +121,9 @@ def run_one(
     mark_incomplete(run_dir, "run started; no result yet")
     try:
         _tests(spec, run_dir, launch)
-    except KeyboardInterrupt:
-        mark_incomplete(run_dir, "interrupted (Ctrl-C)", INTERRUPTED.code)
+    except KeyboardInterrupt as exc:
+        signum = stop_signal(exc)
+        mark_incomplete(run_dir, interrupted_cause(signum), STOP_SIGNALS[signum].code)
         _discard_if_unmeasured(run_dir)
         raise
     except WorkerError:
@@ -167,8 +175,11 @@ def _launch(job: Job, run_dir: Path, launch: Launcher) -> None:
     code = launch(write_job(job, job.run_dir / JOB_FILE))
     if code in (0, 1):  # an outcome file was written: a result (VALID or not) or a verdict
         return
-    if code == INTERRUPTED.code:
-        raise KeyboardInterrupt
+    stopped_by = {stop.code: signum for signum, stop in STOP_SIGNALS.items()}
+    if code in stopped_by:  # the worker was stopped by a signal and marked its directory
+        raise Interrupted(stopped_by[code])
+    if code > 128:  # a shell's or an init process's 128 + N: killed by signal N
+        code = 128 - code
     recorded = read_incomplete(job.run_dir)
     if recorded is not None and recorded.exit_code is not None:  # the worker said why
         cause = recorded.cause.removeprefix("failed: ")

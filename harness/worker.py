@@ -14,7 +14,14 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.errors import CRASHED, INTERRUPTED, HarnessError
+from harness.errors import (
+    CRASHED,
+    STOP_SIGNALS,
+    HarnessError,
+    StopSignals,
+    interrupted_cause,
+    stop_signal,
+)
 from harness.files import atomic_write_text, mark_complete, mark_incomplete
 from harness.job import Expected, Job, read_job
 
@@ -32,16 +39,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    return execute(job)
+    with StopSignals() as stops:  # SIGTERM and SIGHUP stop LoadGen as Ctrl-C does
+        return execute(job, stops=stops)
 
 
-def execute(job: Job) -> int:
+def execute(job: Job, *, stops: StopSignals | None = None) -> int:
     """Run one job in this process and write its outcome; returns the exit code."""
     try:
         return _outcome(job)
-    except KeyboardInterrupt:
-        mark_incomplete(job.run_dir, "interrupted (Ctrl-C)", INTERRUPTED.code)
-        return INTERRUPTED.code
+    except KeyboardInterrupt as exc:
+        signum = stop_signal(exc, None if stops is None else stops.received)
+        code = STOP_SIGNALS[signum].code
+        mark_incomplete(job.run_dir, interrupted_cause(signum), code)
+        return code
     except HarnessError as exc:
         mark_incomplete(job.run_dir, f"failed: {exc}", exc.exit_code)
         print(f"error: {exc}", file=sys.stderr)

@@ -11,6 +11,10 @@ PyTorch GEMM keeps the GPU busy, then writes into OUT_DIR, for committing as fix
                     the throttle reasons seen, and the load's achieved TFLOP/s
 
   python scripts/gpu_load_telemetry.py OUT_DIR [--hw nvidia] [--seconds 60] [--load gemm|idle]
+      [--external-command PROGRAM [ARG ...]]
+
+--external-command is the user's own command line, so it needs no other opt-in; it runs
+without a shell (put everything after it: `--external-command ipmitool dcmi power reading`).
 """
 
 from __future__ import annotations
@@ -89,7 +93,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.exit(f"{out}: not empty; give a new directory so fixtures from two runs never mix")
     out.mkdir(parents=True, exist_ok=True)
     config = TelemetryConfig(interval_ms=args.interval_ms)
-    sources, unavailable = discover_sources(hw=args.hw, external_command=args.external_command)
+    meter = args.external_command or None  # the user's own command line: opted in
+    sources, unavailable = discover_sources(hw=args.hw, external_command=meter)
     recorder = TelemetryRecorder(
         sources, interval_s=config.interval_ms / 1000, unavailable=unavailable
     )
@@ -119,7 +124,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--interval-ms", type=int, default=100)
     parser.add_argument("--load", choices=("gemm", "idle"), default="gemm")
-    parser.add_argument("--external-command", help="also read a wall meter: a command printing W")
+    parser.add_argument(
+        "--external-command",
+        nargs=argparse.REMAINDER,
+        metavar="PROGRAM [ARG ...]",
+        help="also read a wall meter: a program printing W, run without a shell (give it last)",
+    )
     return parser
 
 

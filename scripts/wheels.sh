@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 hw="${1:?usage: scripts/wheels.sh cpu|nvidia|rocm}"
 python="${PYTHON:-.venv/bin/python}"
 lock="docker/${hw}/requirements.lock"
+SETUPTOOLS_VERSION="84.2.1"  # builds the harness wheel; needs pip >= 25.3 (--build-constraint)
 deps="build/wheels/${hw}"
 own="build/wheels/${hw}-harness"
 [[ -f "$lock" ]] || { echo "error: no $lock (known: cpu, nvidia, rocm)" >&2; exit 2; }
@@ -37,10 +38,15 @@ source="$("$python" -m harness.cli image source-digest)"
 # setuptools builds in build/lib, where a deleted module would linger and ship: start clean.
 rm -rf "$own" build/lib build/bdist.*
 mkdir -p "$own"
+# The build backend is pinned (within pyproject's build-system range, setuptools>=68): an
+# unpinned one would let the same sources give a different wheel, and harness.lock's sha256.
 log="$(mktemp)"
-"$python" -m pip wheel --quiet --no-deps --wheel-dir "$own" . >"$log" 2>&1 \
-  || { cat "$log" >&2; rm -f "$log"; exit 1; }
-rm -f "$log"
+constraint="$(mktemp)"
+printf 'setuptools==%s\n' "$SETUPTOOLS_VERSION" >"$constraint"
+"$python" -m pip wheel --quiet --no-deps --build-constraint "$constraint" \
+  --wheel-dir "$own" . >"$log" 2>&1 \
+  || { cat "$log" >&2; rm -f "$log" "$constraint"; exit 1; }
+rm -f "$log" "$constraint"
 wheel="$(ls "$own"/beyond_tops-*.whl)"
 version="$(basename "$wheel" | cut -d- -f2)"
 sha="$(sha256sum "$wheel" | cut -d' ' -f1)"

@@ -255,6 +255,11 @@ def run_sweep(
     return _outcome(points, "max_batch", None)
 
 
+def failed_sweep(points: Sequence[SweepPoint], batch: int, error: str) -> SweepOutcome:
+    """A sweep that a point stopped, not for memory: the points before it, and the error."""
+    return _outcome(list(points), "error", SweepLimit(batch_size=batch, error=error))
+
+
 def _outcome(
     points: list[SweepPoint], stopped: StopReason, limit: SweepLimit | None
 ) -> SweepOutcome:

@@ -7,6 +7,9 @@ sweep) and inspection.py (the rest). Handlers import the heavy modules only when
 from __future__ import annotations
 
 import argparse
+import os
+import select
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,9 +30,12 @@ from harness.cli.inspection import (
 from harness.cli.measure import _bench, _run, _sweep
 from harness.cli.measure import _job as _job  # re-exported: tests build jobs through harness.cli
 from harness.config import DEFAULT_TRIALS, PRECISIONS, PROFILES
-from harness.errors import exit_code_table, run_reporting_errors
+from harness.errors import BROKEN_PIPE, HarnessError, exit_code_table, run_reporting_errors
 from harness.hardware import HW_NAMES
 
+# A reader that stops early (`harness show RUN | head`) closes our stdout: we exit quietly with
+# what a shell reports for a command killed by SIGPIPE, 128 + 13, not 0: the output was cut
+# short, and a run printing its progress into that pipe was stopped.
 EXIT_CODES = exit_code_table()
 
 
@@ -37,7 +43,59 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `harness` console script."""
     parser = _parser()
     args = parser.parse_args(argv)
-    return run_reporting_errors(lambda: int(args.func(args)))
+    try:
+        code = run_reporting_errors(lambda: _call(args))
+        sys.stdout.flush()  # inside the try: a closed pipe may only show at this last flush
+    except BrokenPipeError:
+        if not _stdout_closed():
+            raise  # some other pipe broke: a bug, keep its traceback
+        _silence_stdout()
+        return BROKEN_PIPE.code
+    return code
+
+
+def _call(args: argparse.Namespace) -> int:
+    """Run the verb; running out of memory becomes one line with the generic error code."""
+    try:
+        return int(args.func(args))
+    except MemoryError as exc:
+        detail = f" ({exc})" if str(exc) else ""
+        raise HarnessError(
+            f"out of memory in `harness {args.verb}`{detail}; free memory or use a larger machine"
+        ) from None
+
+
+def _stdout_closed() -> bool:
+    """Whether stdout's reader went away (the BrokenPipeError was ours, not a child's pipe).
+
+    A pipe whose reader closed polls as POLLERR; stdout that is no file (a test's capture)
+    tells by failing to flush.
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            return True
+        return False
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's flush at exit cannot fail again.
+
+    Python's documented recipe for SIGPIPE (the `signal` module's "Note on SIGPIPE").
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (a test's capture): nothing will flush to the pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 class _VersionAction(argparse.Action):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.cli.measure import _find_suite
 from harness.config import load_scenario
-from harness.errors import ConfigError
+from harness.errors import ConfigError, ResultError
 from harness.report.summary import render_summary
 
 if TYPE_CHECKING:
@@ -112,10 +113,10 @@ def _report(args: argparse.Namespace) -> int:
     from harness.report.html import render_html
     from harness.report.markdown import render_markdown
 
-    groups = [load_group(path) for path in args.dirs]
     out = args.out or args.dirs[0] / "report"
-    images = out / "images"
-    images.mkdir(parents=True, exist_ok=True)
+    _check_out_dir(out)
+    groups = [load_group(path) for path in args.dirs]
+    images = _make_out_dir(out / "images")
     atomic_write_text(out / "report.md", render_markdown(groups, images_dir=images))
     atomic_write_text(out / "report.html", render_html(groups))
     print(out / "report.md")
@@ -131,13 +132,34 @@ def _compare(args: argparse.Namespace) -> int:
 
     if len(args.dirs) < 2:
         raise ConfigError("compare: give at least two run, trials or sweep directories")
+    if args.out is not None:
+        _check_out_dir(args.out)
     comparison = compare([load_group(path) for path in args.dirs])
     print(render_compare_text(comparison))
     if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(args.out / "compare.md", render_compare_markdown(comparison))
+        markdown = render_compare_markdown(comparison)
+        atomic_write_text(_make_out_dir(args.out) / "compare.md", markdown)
         print(args.out / "compare.md")
     return 0
+
+
+def _check_out_dir(out: Path) -> None:
+    """Refuse an --out that names a file, before reading or writing anything."""
+    for path in (out, *out.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise ResultError(f"{path}: is a file, not a directory; pass a directory as --out")
+            return
+
+
+def _make_out_dir(out: Path) -> Path:
+    """`out`, created with its parents; a failure is one line naming the directory."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ResultError(f"{out}: cannot create it ({reason}); pass a writable --out") from None
+    return out
 
 
 def _show(args: argparse.Namespace) -> int:

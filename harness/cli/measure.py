@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.config import (
+    MAX_BATCH_SIZE,
+    MAX_TRIALS,
     Scenario,
     Suite,
     as_precision,
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
 def _run(args: argparse.Namespace) -> int:
     from harness.campaign import run_trials, trials_count
 
+    _check_trials(args)
     precisions = _precisions(args)
     jobs = [_job(args.scenario, args, args.profile, args.model, p) for p in precisions]
     trials = trials_count(jobs[0], args.trials)
@@ -40,6 +44,7 @@ def _run(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from harness.campaign import run_trials, trials_count
 
+    _check_trials(args)
     suite, base = _find_suite(args.suite)
     profile = args.profile or suite.profile
     jobs = [  # every file parses before anything runs
@@ -67,8 +72,9 @@ def _bench(args: argparse.Namespace) -> int:
 def _sweep(args: argparse.Namespace) -> int:
     from harness.campaign import run_batch_sweep, trials_count
 
+    _check_trials(args)
+    batches = _batches(args.batches) if args.batches else None
     job = _job(args.scenario, args, args.profile, model=args.model)
-    batches = [int(b) for b in args.batches.split(",")] if args.batches else None
     _prepare(args)
     sweep = run_batch_sweep(job, trials_count(job, args.trials), batches=batches, stream=sys.stdout)
     from harness.results.groupfile import SWEEP_FILE, read_sweep
@@ -82,6 +88,30 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_trials(args: argparse.Namespace) -> None:
+    """--trials within the range a scenario's `trials` allows, checked before anything runs."""
+    if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
+        raise ConfigError(f"--trials: must be 1..{MAX_TRIALS}, got {args.trials}")
+
+
+def _batches(text: str) -> list[int]:
+    """--batches: batch sizes in increasing order, each once (the sweep looks for a plateau)."""
+    batches: list[int] = []
+    for item in text.split(","):
+        try:
+            batch = int(item.strip())
+        except ValueError:
+            raise ConfigError(f"--batches: {item.strip()!r} is not a whole number") from None
+        if not 1 <= batch <= MAX_BATCH_SIZE:
+            raise ConfigError(f"--batches: must be 1..{MAX_BATCH_SIZE}, got {batch}")
+        if batches and batch <= batches[-1]:
+            raise ConfigError(
+                f"--batches: give batch sizes in increasing order, each once, got {text!r}"
+            )
+        batches.append(batch)
+    return batches
+
+
 def _job(
     path: Path,
     args: argparse.Namespace,
@@ -93,6 +123,9 @@ def _job(
     from harness.pipeline import RunSpec
 
     scenario = load_scenario(path)
+    from harness.telemetry.external import check_meter_opt_in
+
+    check_meter_opt_in(scenario.telemetry, os.environ)  # before any model work
     if precision is not None:
         scenario = _with_precision(scenario, precision, path)
     if getattr(args, "batch_size", None) is not None:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.errors import PreflightError
+from harness.fingerprint.busy import Sleep, other_busy_cpus
 from harness.fingerprint.fingerprint import Fingerprint
 from harness.fingerprint.own_process import OwnProcess, own_process
 from harness.fingerprint.probe import Probe
 
-DEFAULT_LOAD_THRESHOLD = 0.5  # of the usable CPUs busy over the last minute
+DEFAULT_LOAD_THRESHOLD = 0.5  # of the usable CPUs busy with other work than this harness
 # How to switch turbo off, by the sysfs file that reported it on.
 TURBO_OFF = {
     "/sys/devices/system/cpu/intel_pstate/no_turbo": "1",
@@ -45,18 +47,20 @@ def preflight(
     profile: str = "quick",
     load_threshold: float = DEFAULT_LOAD_THRESHOLD,
     pid: int | None = None,
+    sleep: Sleep = time.sleep,
 ) -> list[PreflightWarning]:
     """Every warning for a run on the machine `fp` describes, in a fixed order.
 
     `pid` is the harness's process (default: this one), whose own GPU context is no
-    "other process".
+    "other process" and whose process tree's CPU time is no "other work"; `sleep` waits
+    out the window the CPU load is sampled over.
     """
     cpu, memory = fp.section("cpu"), fp.section("memory")
     probe = Probe(root)
     found = [
         _governor(cpu),
         _turbo(cpu),
-        _load(probe, cpu, load_threshold),
+        _load(other_busy_cpus(probe, pid, sleep=sleep), cpu, load_threshold),
         _cgroup_quota(cpu),
         _swap(memory),
     ]
@@ -105,23 +109,21 @@ def _turbo(cpu: Mapping[str, Any]) -> PreflightWarning | None:
     )
 
 
-def _load(probe: Probe, cpu: Mapping[str, Any], threshold: float) -> PreflightWarning | None:
-    text = probe.optional("proc/loadavg")
-    try:
-        load1 = float((text or "").split()[0])
-    except (IndexError, ValueError):
+def _load(busy: float | None, cpu: Mapping[str, Any], threshold: float) -> PreflightWarning | None:
+    if busy is None:
         return PreflightWarning(
             code="load",
-            message="cannot read /proc/loadavg: whether other work is running is unknown",
+            message="cannot read /proc/stat: whether other work is running is unknown",
         )
     usable = int(cpu.get("usable_cpus") or 1)
     limit = threshold * usable
-    if load1 <= limit:
+    if busy <= limit:
         return None
     return PreflightWarning(
         code="load",
-        message=f"load average is {load1:.2f}, above {limit:g} ({threshold:g} x {usable} usable "
-        "CPUs): other work is running; stop it or wait for it before benchmarking",
+        message=f"other processes keep {busy:.2f} CPUs busy, above {limit:g} ({threshold:g} x "
+        f"{usable} usable CPUs, this harness not counted): other work is running; stop it or "
+        "wait for it before benchmarking",
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from importlib import metadata
 from typing import Any
 
@@ -11,28 +12,48 @@ from harness.fingerprint.probe import Probe
 from harness.packages import PACKAGES, VersionOf, package_versions
 from harness.runtime.info import available_providers
 
-# Variables read by OpenMP, BLAS/oneDNN, onnxruntime, allocators and GPU runtimes.
-ENV_PREFIXES = (
-    "OMP_",
-    "KMP_",
-    "GOMP_",
-    "MKL_",
-    "OPENBLAS_",
-    "DNNL_",
-    "ONEDNN_",
-    "ORT_",
-    "ONNXRUNTIME_",
-    "CUDA_",
-    "CUDNN_",
-    "NVIDIA_",
-    "HIP_",
-    "ROCR_",
-    "HSA_",
-    "MIOPEN_",
-    "MALLOC_",
-    "TCMALLOC_",
-)
-ENV_NAMES = ("GLIBC_TUNABLES", "LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONMALLOC")
+# Variables read by OpenMP, BLAS/oneDNN, onnxruntime, allocators and GPU runtimes, by exact
+# name: a prefix would also take NVIDIA_API_KEY or ORT_TOKEN into result.json.
+ENV_NAMES = frozenset(
+    {
+        # OpenMP (GNU and Intel runtimes)
+        "OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_WAIT_POLICY", "OMP_DYNAMIC",
+        "OMP_SCHEDULE", "OMP_STACKSIZE", "OMP_MAX_ACTIVE_LEVELS", "OMP_THREAD_LIMIT",
+        "KMP_AFFINITY", "KMP_BLOCKTIME", "KMP_HW_SUBSET", "KMP_SETTINGS",
+        "GOMP_CPU_AFFINITY", "GOMP_SPINCOUNT",
+        # BLAS and oneDNN
+        "MKL_NUM_THREADS", "MKL_DYNAMIC", "MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR",
+        "MKL_DEBUG_CPU_TYPE", "MKL_THREADING_LAYER",
+        "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE",
+        "DNNL_MAX_CPU_ISA", "DNNL_CPU_ISA_HINTS", "DNNL_DEFAULT_FPMATH_MODE", "DNNL_VERBOSE",
+        "ONEDNN_MAX_CPU_ISA", "ONEDNN_CPU_ISA_HINTS", "ONEDNN_DEFAULT_FPMATH_MODE",
+        "ONEDNN_VERBOSE", "ONEDNN_PRIMITIVE_CACHE_CAPACITY",
+        # onnxruntime's TensorRT and MIGraphX providers
+        "ORT_TENSORRT_FP16_ENABLE", "ORT_TENSORRT_INT8_ENABLE", "ORT_TENSORRT_DLA_ENABLE",
+        "ORT_TENSORRT_ENGINE_CACHE_ENABLE", "ORT_TENSORRT_MAX_WORKSPACE_SIZE",
+        "ORT_TENSORRT_MAX_PARTITION_ITERATIONS", "ORT_TENSORRT_MIN_SUBGRAPH_SIZE",
+        "ORT_TENSORRT_BUILDER_OPTIMIZATION_LEVEL",
+        "ORT_MIGRAPHX_FP16_ENABLE", "ORT_MIGRAPHX_INT8_ENABLE",
+        # CUDA, cuDNN and the NVIDIA container runtime
+        "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING",
+        "CUDA_MODULE_LOADING", "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_CACHE_DISABLE",
+        "CUDA_CACHE_MAXSIZE", "CUDA_FORCE_PTX_JIT", "CUDA_AUTO_BOOST",
+        "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", "CUDNN_CONV_WSCAP_DBG",
+        "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "NVIDIA_TF32_OVERRIDE",
+        # ROCm
+        "HIP_VISIBLE_DEVICES", "HIP_LAUNCH_BLOCKING", "ROCR_VISIBLE_DEVICES",
+        "HSA_OVERRIDE_GFX_VERSION", "HSA_ENABLE_SDMA", "HSA_XNACK", "GPU_MAX_HW_QUEUES",
+        "MIOPEN_FIND_MODE", "MIOPEN_FIND_ENFORCE",
+        # Allocators and the loader
+        "MALLOC_ARENA_MAX", "MALLOC_CONF", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_",
+        "MALLOC_TRIM_THRESHOLD_", "TCMALLOC_RELEASE_RATE",
+        "TCMALLOC_MAX_TOTAL_THREAD_CACHE_BYTES", "GLIBC_TUNABLES", "LD_PRELOAD",
+        "LD_LIBRARY_PATH", "PYTHONMALLOC",
+    }
+)  # fmt: skip
+# A name with one of these in it holds a secret: its value is never recorded.
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+REDACTED = "<redacted>"
 ProviderList = Callable[[], list[str]]
 
 
@@ -67,10 +88,21 @@ def collect_software(
     }
 
 
-def collect_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment variables that change performance, sorted by name."""
+def collect_env(
+    environ: Mapping[str, str], *, names: AbstractSet[str] = ENV_NAMES
+) -> dict[str, str]:
+    """The allowlisted environment variables that change performance, sorted by name.
+
+    A value under a name that looks like a secret's is recorded as "<redacted>".
+    """
     return {
-        name: environ[name]
+        name: REDACTED if is_secret_name(name) else environ[name]
         for name in sorted(environ)
-        if name.startswith(ENV_PREFIXES) or name in ENV_NAMES
+        if name in names
     }
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a variable's name says that its value is a secret (API_KEY, ORT_TOKEN, ...)."""
+    upper = name.upper()
+    return any(word in upper for word in SECRET_WORDS)

@@ -96,18 +96,19 @@ def reference_outputs(
 ) -> dict[int, np.ndarray]:
     """The FP32 source model's first output per sample (batch 1), computed once and cached.
 
-    The cache key is (source model sha256, the data's identity, the sample indices), so a
-    precision sweep over the same data computes the FP32 reference once.
+    The cache key holds everything the outputs follow from: the source model's sha256, how
+    the reference session runs it (its resolved input shapes and dtypes, providers and
+    settings), the bytes of every input it is fed and the sample indices. A precision sweep
+    over the same data computes the FP32 reference once; other dims (BERT at seq 128 and
+    384) or regenerated .npy files in the same directory compute their own.
     """
-    key = hashlib.sha256(
-        json.dumps([prepared.source.sha256, data_key, list(indices)]).encode()
-    ).hexdigest()[:24]
+    session = prepared.reference
+    feeds = {s.name: np.empty(s.shape, dtype=s.dtype) for s in session.inputs}
+    key = _reference_key(prepared, source, feeds, indices, data_key)
     path = cache_root() / "references" / f"{key}.npz"
     if path.is_file():
         with np.load(path) as cached:
             return {int(name): cached[name] for name in cached.files}
-    session = prepared.reference
-    feeds = {s.name: np.empty(s.shape, dtype=s.dtype) for s in session.inputs}
     outputs: dict[int, np.ndarray] = {}
     for index in indices:
         source.fill([index], feeds)
@@ -119,8 +120,33 @@ def reference_outputs(
     return outputs
 
 
+def _reference_key(
+    prepared: PreparedModel,
+    source: SampleSource,
+    feeds: Mapping[str, np.ndarray],
+    indices: Sequence[int],
+    data_key: str,
+) -> str:
+    session = prepared.reference
+    how = {
+        "model_sha256": prepared.source.sha256,
+        "inputs": [[s.name, list(s.shape), s.dtype.str] for s in session.inputs],
+        "providers": list(session.providers),
+        "settings": session.settings,
+        "data": data_key,
+        "indices": list(indices),
+    }
+    digest = hashlib.sha256(json.dumps(how, sort_keys=True, default=str).encode())
+    # The data's bytes, not its name: filling a sample costs a copy, the model a forward pass.
+    for index in indices:
+        source.fill([index], feeds)
+        for name in sorted(feeds):
+            digest.update(feeds[name].tobytes())
+    return digest.hexdigest()[:32]
+
+
 def data_key(scenario: Scenario) -> str:
-    """What identifies the QSL data a reference was computed on."""
+    """A readable name of the QSL data; the reference cache also hashes the data itself."""
     data = scenario.data
     return f"{data.source}:{data.dir}:{data.seed}:{data.total_sample_count}"
 

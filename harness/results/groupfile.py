@@ -1,7 +1,9 @@
 """trials.json and sweep.json: the summary files of a trials group and a batch sweep.
 
 One module reads and writes both, through the same checked codec as result.json.
-History of GROUP_SCHEMA_VERSION: 1, the first (unchanged by result schema 3).
+History of GROUP_SCHEMA_VERSION: 1, the first (unchanged by result schema 3); 2 adds
+`complete` and `failure` to both files: a group that failed or was stopped keeps the runs
+or points that finished and says why (version 1 files read as complete).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from harness.errors import ResultError
 from harness.files import atomic_write_text
 from harness.results.codec import from_data, to_data
 
-GROUP_SCHEMA_VERSION = 1
+GROUP_SCHEMA_VERSION = 2
+OLDEST_READABLE = 1
 TRIALS_FILE = "trials.json"
 SWEEP_FILE = "sweep.json"
 GroupFileKind = Literal["trials", "sweep"]
@@ -35,7 +38,9 @@ class TrialsFile:
     requested: int
     runs: tuple[str, ...]
     metric: str
-    stats: TrialStats
+    stats: TrialStats  # over the runs that finished
+    complete: bool = True  # False: a trial failed or was stopped; `runs` are those before it
+    failure: str | None = None  # why it is not complete
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,6 +63,8 @@ class SweepFile:
     best_batch: int | None
     stopped: StopReason
     limit: SweepLimit | None
+    complete: bool = True  # False: a point failed (not out of memory) or the sweep was stopped
+    failure: str | None = None  # why it is not complete
 
 
 def write_trials(path: Path, trials: TrialsFile) -> None:
@@ -100,8 +107,11 @@ def _read(path: Path, kind: GroupFileKind, cls: type[T]) -> T:
             f"{path}: schema_version {version} was written by a newer beyond-tops; "
             "upgrade beyond-tops"
         )
-    if version < GROUP_SCHEMA_VERSION:
+    if version < OLDEST_READABLE:
         raise ResultError(f"{path}: schema_version {version} is not one this reads; re-run it")
+    if version == 1:  # written only when the whole group finished
+        data.setdefault("complete", True)
+        data.setdefault("failure", None)
     del data["kind"]
     try:
         return from_data(cls, data)

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from harness.errors import ResultError
 from harness.files import INCOMPLETE_FILE, RESULT_FILE, atomic_write_text
-from harness.results.codec import from_data, to_data
+from harness.results.codec import from_data, schema_problem, to_data
 from harness.results.migrate import OLDEST_READABLE, upgrade
 from harness.results.records import RunResult
 
 SCHEMA_VERSION = 3  # history: harness.results.migrate
+SCHEMA_FILE = "result.schema.json"  # the current schema_version's, in harness/schemas
 
 
 def to_dict(result: RunResult) -> dict[str, Any]:
@@ -42,18 +44,48 @@ def from_dict(data: Mapping[str, Any], source: str = "result") -> RunResult:
             f"({OLDEST_READABLE} to {SCHEMA_VERSION}); re-run it"
         )
     current = upgrade(data, version, SCHEMA_VERSION)
-    del current["schema_version"]
+    problem = None
     try:
-        return from_data(RunResult, current)
+        result = from_data(RunResult, {k: v for k, v in current.items() if k != "schema_version"})
     except ResultError as exc:
-        raise ResultError(
-            f"{source}: not a schema_version {version} result ({exc}); re-run it"
-        ) from None
+        problem = str(exc)
+    # Migrated data is current data: the current schema checks what the records cannot.
+    problem = problem or schema_problem(current, SCHEMA_FILE)
+    if problem is not None:
+        raise ResultError(f"{source}: not a schema_version {version} result ({problem}); re-run it")
+    return result
 
 
 def to_json(result: RunResult) -> str:
     """Serialise a result as indented JSON."""
-    return json.dumps(to_dict(result), indent=2) + "\n"
+    data = to_dict(result)
+    try:
+        return json.dumps(data, indent=2, allow_nan=False) + "\n"
+    except ValueError:  # JSON has no NaN or infinity; Python would write `NaN` regardless
+        raise ResultError(
+            f"result {result.run_id}: {_non_finite(data) or 'a value'} is not a finite number; "
+            "not written"
+        ) from None
+
+
+def _non_finite(data: object, at: str = "") -> str | None:
+    """The key path of the first NaN or infinity in JSON data, or None."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return at or "the result"
+    items = (
+        data.items()
+        if isinstance(data, dict)
+        else enumerate(data)
+        if isinstance(data, list)
+        else ()
+    )
+    for key, value in items:
+        found = _non_finite(
+            value, f"{at}[{key}]" if isinstance(key, int) else f"{at}.{key}".lstrip(".")
+        )
+        if found is not None:
+            return found
+    return None
 
 
 def write_result(result: RunResult, run_dir: Path) -> Path:
@@ -70,13 +102,17 @@ def load_result(run_dir: Path) -> RunResult:
         reason = (path.parent / INCOMPLETE_FILE).read_text(encoding="utf-8").strip()
         raise ResultError(f"{path.parent}: run is incomplete ({reason}); run it again")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
     except FileNotFoundError:
         raise ResultError(
             f"{path}: no such result; pass a run directory under results/runs/"
         ) from None
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # ValueError: JSONDecodeError, NaN, bad UTF-8
         raise ResultError(f"{path}: not readable JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ResultError(f"{path}: no schema_version; not a beyond-tops result")
     return from_dict(data, str(path))
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")

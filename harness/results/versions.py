@@ -52,7 +52,7 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat(
         files="trials.json, sweep.json",
         version=groupfile.GROUP_SCHEMA_VERSION,
-        oldest_readable=groupfile.GROUP_SCHEMA_VERSION,
+        oldest_readable=groupfile.OLDEST_READABLE,
         home="harness.results.groupfile",
     ),
 )

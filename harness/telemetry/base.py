@@ -52,12 +52,20 @@ class ViolationCounters(Protocol):
         ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class LoggedRows:
+    """(unix time ns, watts) rows of a log, oldest first, and why each bad row was skipped."""
+
+    rows: tuple[tuple[int, float], ...]
+    skipped: tuple[str, ...] = ()
+
+
 @runtime_checkable
 class LoggedSource(Protocol):
     """A source whose samples come from its own log, read once after the window."""
 
-    def readings_between(self, start_unix_ns: int, end_unix_ns: int) -> list[tuple[int, float]]:
-        """(unix time ns, watts) rows logged inside the window, oldest first."""
+    def readings_between(self, start_unix_ns: int, end_unix_ns: int) -> LoggedRows:
+        """The rows logged inside the window; a bad row is skipped and noted, never fatal."""
         ...
 
 

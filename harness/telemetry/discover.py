@@ -24,14 +24,15 @@ def discover_sources(
     *,
     hw: str,
     root: Path = Path("/"),
-    external_command: str | None = None,
+    external_command: Sequence[str] | None = None,
     external_csv: Path | None = None,
 ) -> tuple[list[PowerSource], list[tuple[str, str]]]:
     """Usable sources and (source, reason) for each unavailable one.
 
     The target's telemetry sources are tried in its order (harness.hardware: RAPL for every
-    target, NVML for nvidia, amdsmi for rocm), the external meter when one is given. GPU
-    sources hold a vendor session: release it with close_sources().
+    target, NVML for nvidia, amdsmi for rocm), the external meter when one is given (an argv,
+    run without a shell: the caller checks the user allowed it). GPU sources hold a vendor
+    session: release it with close_sources().
     """
     sources: list[PowerSource] = []
     missing: list[tuple[str, str]] = []

@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 
 NS_PER_S = 1_000_000_000
+# No single source draws more: a full rack is tens of kW. A larger reading is a fault.
+MAX_SOURCE_W = 100_000.0
+
+
+def plausible_w(watts: float) -> bool:
+    """Whether a power reading is finite and within 0..MAX_SOURCE_W."""
+    return math.isfinite(watts) and 0 <= watts <= MAX_SOURCE_W
 
 
 def trapezoid_j(points: Sequence[tuple[int, float]]) -> float:

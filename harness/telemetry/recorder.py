@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 
 from harness.errors import ConfigError, HarnessError, RunError
 from harness.telemetry.base import (
+    LoggedRows,
     LoggedSource,
     PowerSource,
     Reading,
@@ -42,6 +43,7 @@ class TelemetryRecorder:
         clock: Callable[[], int] = time.monotonic_ns,
         wall_clock: Callable[[], int] = time.time_ns,
         unavailable: Sequence[tuple[str, str]] = (),
+        join_timeout_s: float = 5.0,
     ) -> None:
         if not interval_s > 0:
             raise ConfigError(f"telemetry interval_s must be > 0, not {interval_s}")
@@ -53,6 +55,9 @@ class TelemetryRecorder:
         self._interval_ns = max(1, round(interval_s * NS_PER_S))
         self._interval_s, self._clock, self._wall_clock = interval_s, clock, wall_clock
         self._unavailable = tuple(unavailable)
+        self._join_timeout_s = join_timeout_s
+        self._reading: str | None = None  # the source being read on the sampling thread
+        self._abandoned: tuple[str, ...] = ()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._samples: list[Sample] = []
@@ -76,24 +81,44 @@ class TelemetryRecorder:
         if self._thread is None:
             raise RuntimeError("TelemetryRecorder.stop() called before start()")
         self.request_stop()
-        self._thread.join()
+        self._thread.join(self._join_timeout_s)
+        samples = list(self._samples)  # a hung thread may still append once it returns
         end_ns, end_unix_ns = self._clock(), self._wall_clock()
-        if self._failure is not None:
+        if self._thread.is_alive():
+            self._abandon()
+        elif self._failure is not None:
             raise RunError(f"telemetry sampling failed: {self._failure!r}") from self._failure
         counters = tuple(self._window_counters(s) for s in self._sources)
         logged = [s for s in self._sources if isinstance(s, LoggedSource)]
         for source in logged:
-            self._samples += self._logged_samples(source.name, source, end_unix_ns)
+            samples += self._logged_samples(source.name, source, end_unix_ns)
         return Telemetry(
             window_start_ns=self._start_ns,
             window_end_ns=end_ns,
             interval_s=self._interval_s,
-            samples=tuple(sorted(self._samples, key=lambda s: s.t_ns)),
+            samples=tuple(sorted(samples, key=lambda s: s.t_ns)),
             counters=counters,
             unavailable=self._unavailable,
             errors=tuple(self._errors),
             window_start_unix_ns=self._start_unix_ns,
         )
+
+    @property
+    def abandoned(self) -> tuple[str, ...]:
+        """Sources whose read never returned by the end of the window: do not touch them."""
+        return self._abandoned
+
+    def _abandon(self) -> None:
+        """Leave the (daemon) sampling thread in a hung read, and note which source hung."""
+        name = self._reading or "telemetry"
+        self._abandoned = (name,)
+        self._errors[
+            (
+                name,
+                f"a read did not return within {self._join_timeout_s:g} s of the window's "
+                "end; its sampling was abandoned",
+            )
+        ] = None
 
     def request_stop(self) -> None:
         """Ask the sampling thread to finish after its current sample (stop() waits for it)."""
@@ -116,11 +141,14 @@ class TelemetryRecorder:
 
     def _sample(self, source: PowerSource) -> None:
         t_ns = self._clock()
+        self._reading = source.name
         try:
             reading = source.read()
         except HarnessError as exc:
             self._errors[(source.name, str(exc))] = None
             reading = Reading()
+        finally:
+            self._reading = None
         self._samples.append(Sample.of(t_ns, source.name, reading))
 
     def _counters(self, source: PowerSource) -> tuple[float | None, dict[str, int]]:
@@ -139,7 +167,8 @@ class TelemetryRecorder:
 
     def _window_counters(self, source: PowerSource) -> SourceCounters:
         start_mj, start_viol = self._start[source.name]
-        end_mj, end_viol = self._counters(source)
+        hung = source.name in self._abandoned
+        end_mj, end_viol = (None, {}) if hung else self._counters(source)
         causes = sorted(set(start_viol) & set(end_viol))
         return SourceCounters(
             name=source.name,
@@ -154,10 +183,14 @@ class TelemetryRecorder:
 
     def _logged_samples(self, name: str, source: LoggedSource, end_unix_ns: int) -> list[Sample]:
         try:
-            rows = source.readings_between(self._start_unix_ns, end_unix_ns)
+            log: LoggedRows = source.readings_between(self._start_unix_ns, end_unix_ns)
         except HarnessError as exc:
             self._errors[(name, str(exc))] = None
             return []
+        if log.skipped:
+            count = len(log.skipped)
+            note = f"skipped {count} bad row{'s' if count > 1 else ''} (first: {log.skipped[0]})"
+            self._errors[(name, note)] = None
         # The log's wall-clock times mapped onto the monotonic clock of the window.
         offset = self._start_ns - self._start_unix_ns
-        return [Sample(t_ns=t + offset, source=name, power_w=w) for t, w in rows]
+        return [Sample(t_ns=t + offset, source=name, power_w=w) for t, w in log.rows]

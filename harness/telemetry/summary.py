@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from harness.telemetry.base import Sample, SourceCounters, Telemetry
 from harness.telemetry.energy import (
+    MAX_SOURCE_W,
     NS_PER_S,
     average_power_w,
     counter_delta,
+    plausible_w,
     sample_rate_hz,
     throttle_shares,
     window_energy_j,
@@ -43,9 +46,11 @@ def _source(
     rows = t.samples_of(counters.name)
     reasons: dict[str, str] = {}
     notes: list[str] = []
-    points = [(s.t_ns, s.power_w) for s in rows if s.power_w is not None]
+    points = _power_points(rows, notes)
     rate = sample_rate_hz([p[0] for p in points])
     energy_j, method = _energy(t, counters, points, rate, notes, reasons)
+    if energy_j is None and not points and any(s.power_w is not None for s in rows):
+        reasons["energy_j"] = f"every power reading was implausible (0..{MAX_SOURCE_W:g} W)"
     avg_w = None if energy_j is None else average_power_w(energy_j, t.duration_ns)
     reasons["avg_power_w"] = reasons.get("energy_j", "the window has no duration")
     block: dict[str, Any] = {
@@ -70,6 +75,16 @@ def _source(
     return block
 
 
+def _power_points(rows: tuple[Sample, ...], notes: list[str]) -> list[tuple[int, float]]:
+    """(t_ns, W) of the plausible power readings; a fault's inf or 1e308 W would swamp them."""
+    readings = [(s.t_ns, s.power_w) for s in rows if s.power_w is not None]
+    points = [(t, w) for t, w in readings if plausible_w(w)]
+    if len(points) < len(readings):
+        dropped = len(readings) - len(points)
+        notes.append(f"{dropped} power reading(s) outside 0..{MAX_SOURCE_W:g} W ignored")
+    return points
+
+
 def _energy(
     t: Telemetry,
     counters: SourceCounters,
@@ -82,9 +97,10 @@ def _energy(
     start, end = counters.energy_start_mj, counters.energy_end_mj
     if start is not None and end is not None:
         delta = counter_delta(start, end, None)
-        if delta is not None:
+        if delta is not None and math.isfinite(delta):
             return delta / 1000, "energy counter"
-        notes.append(f"energy counter went backwards ({start} -> {end} mJ); ignored")
+        why = "went backwards" if delta is None else "is not finite"
+        notes.append(f"energy counter {why} ({start} -> {end} mJ); ignored")
     energy_j = window_energy_j(points, t.window_start_ns, t.window_end_ns)
     if energy_j is None:
         reasons["energy_j"] = "no energy counter and no power readings inside the window"
@@ -124,7 +140,7 @@ def _efficiency(
 
 
 def _peak_temp(rows: tuple[Sample, ...], reasons: dict[str, str]) -> float | None:
-    temps = [s.temp_c for s in rows if s.temp_c is not None]
+    temps = [s.temp_c for s in rows if s.temp_c is not None and math.isfinite(s.temp_c)]
     if not temps:
         reasons["peak_temp_c"] = NOT_REPORTED
         return None

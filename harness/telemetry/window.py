@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +11,7 @@ from harness.config import TelemetryConfig
 from harness.telemetry.base import Telemetry
 from harness.telemetry.csvfile import write_telemetry_csv
 from harness.telemetry.discover import close_sources, discover_sources
+from harness.telemetry.external import check_meter_opt_in
 from harness.telemetry.recorder import TelemetryRecorder
 from harness.telemetry.summary import summarize
 
@@ -16,7 +19,10 @@ from harness.telemetry.summary import summarize
 class TelemetryWindow:
     """Samples power and temperature between LoadGen's sample load and unload."""
 
-    def __init__(self, hw: str, config: TelemetryConfig) -> None:
+    def __init__(
+        self, hw: str, config: TelemetryConfig, *, environ: Mapping[str, str] = os.environ
+    ) -> None:
+        check_meter_opt_in(config, environ)
         csv = Path(config.external_csv) if config.external_csv else None
         self._sources, unavailable = discover_sources(
             hw=hw, external_command=config.external_command, external_csv=csv
@@ -43,7 +49,8 @@ class TelemetryWindow:
             if self._record is None and self._opened:
                 self._record = self._recorder.stop()
         finally:
-            close_sources(self._sources)
+            # A source stuck in a read is left alone: closing its session could hang too.
+            close_sources(s for s in self._sources if s.name not in self._recorder.abandoned)
 
     def finish(self, run_dir: Path, *, samples: int, scenario: str) -> dict[str, Any] | None:
         """Write telemetry.csv and return the result's telemetry block (None: window never ran)."""

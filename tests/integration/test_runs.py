@@ -198,8 +198,20 @@ def test_inference_error_fails_the_run_instead_of_hanging(
     assert out == ""
 
 
+@pytest.mark.parametrize(
+    ("signum", "cause"),
+    [
+        (signal.SIGINT, "interrupted (Ctrl-C)"),
+        (signal.SIGTERM, "interrupted (SIGTERM)"),
+        (signal.SIGHUP, "interrupted (SIGHUP)"),
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGHUP"],
+)
 @pytest.mark.parametrize("text", [TINY_SS, TINY_OFFLINE], ids=["SingleStream", "Offline"])
-def test_ctrl_c_marks_the_run_incomplete(text: str, tmp_path: Path) -> None:
+def test_ctrl_c_marks_the_run_incomplete(
+    text: str, signum: int, cause: str, tmp_path: Path
+) -> None:
+    """SIGINT, SIGTERM and SIGHUP stop parent and worker alike; both exit 128 + N."""
     long_run = text.replace("min_duration_ms: 1000", "min_duration_ms: 120000")
     scenario = write_scenario(tmp_path / "s.yaml", long_run)
     out_root = tmp_path / "runs"
@@ -215,12 +227,18 @@ def test_ctrl_c_marks_the_run_incomplete(text: str, tmp_path: Path) -> None:
         time.sleep(0.1)
     time.sleep(1.5)  # LoadGen is now in its timed test
     started = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    proc.send_signal(signum)
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    code = 128 + signum
+    assert proc.returncode == code, err
     assert time.monotonic() - started < 20  # stopped, not run to its 120 s minimum
     (run_dir,) = out_root.iterdir()
-    assert (run_dir / "INCOMPLETE").read_text() == "interrupted (Ctrl-C)\nexit_code: 130\n"
+    assert (run_dir / "INCOMPLETE").read_text() == f"{cause}\nexit_code: {code}\n"
     assert not (run_dir / "result.json").exists()
     assert not list(run_dir.glob(".*.tmp"))
 

@@ -234,10 +234,10 @@ def test_unknown_suite_key(tmp_path: Path) -> None:
     assert info.value.exit_code == 2
 
 
-def test_unknown_keys_of_mixed_types_are_a_config_error(tmp_path: Path) -> None:
+def test_a_non_string_key_is_a_config_error_naming_its_line(tmp_path: Path) -> None:
     path = _write_text(tmp_path, "name: t\nscenario: Offline\nmodel: {zoo: tiny}\n1: a\nfoo: b\n")
     message = _scenario_error(path)
-    assert "unknown key" in message
+    assert message == f"{path}: line 4: key 1 is not a string; quote it"
 
 
 # --- wrong types ------------------------------------------------------------------------------

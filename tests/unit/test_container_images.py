@@ -66,6 +66,35 @@ def test_build_runs_without_network_and_passes_the_label_arguments(client: Any, 
     assert ref == hi.ImageRef(id=IMAGE_ID, tag="t:1", labels={"beyond-tops.hw": "cpu"})
 
 
+def test_the_source_label_carries_no_credentials_of_the_remote(
+    client: Any, repo: Path, mocker: MockerFixture
+) -> None:
+    remote = "https://user:ghp_SECRET@github.com/org/beyond-tops.git"
+    mocker.patch("harness.images.git_output", return_value=remote)
+    client.api.build.return_value = iter([])
+    hi.build_image("cpu", tag="t:1", repo=repo, client=client)
+    source = client.api.build.call_args.kwargs["buildargs"]["SOURCE_URL"]
+    assert source == "https://github.com/org/beyond-tops.git"
+
+
+@pytest.mark.parametrize(
+    ("remote", "shown"),
+    [
+        ("https://user:pass@host/x", "https://host/x"),
+        ("https://oauth2:tok@gitlab.example:8443/g/r.git?private_token=t#f",
+         "https://gitlab.example:8443/g/r.git"),
+        ("ssh://git@github.com:22/org/r.git", "ssh://github.com:22/org/r.git"),
+        ("git@github.com:org/r.git", "github.com/org/r.git"),
+        ("deploy:pw@host.example:/srv/r.git", "host.example/srv/r.git"),
+        ("https://github.com/org/r.git", "https://github.com/org/r.git"),
+        ("/srv/git/r@2.git", "/srv/git/r@2.git"),
+        ("unknown", "unknown"),
+    ],
+)  # fmt: skip
+def test_public_url_strips_userinfo(remote: str, shown: str) -> None:
+    assert hi.public_url(remote) == shown
+
+
 def test_build_context_leaves_out_other_targets_wheels(repo: Path) -> None:
     excludes = hi._context_excludes("cpu", repo)
     assert excludes[:3] == ["*", "!docker/", "!build/wheels/"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import io
 import os
+import signal
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,7 @@ import docker
 from harness import containers as hc
 from harness.campaign import is_out_of_memory
 from harness.config import load_scenario
-from harness.errors import ConfigError, DeviceError
+from harness.errors import ConfigError, DeviceError, Interrupted, StopSignals
 from harness.files import read_incomplete
 from harness.images import ImageRef
 from harness.job import Job, write_job
@@ -30,6 +32,11 @@ IMAGE_ID = "sha256:" + "ab" * 32
 TAG = "beyond-tops/cpu:t"
 IMAGE = ImageRef(id=IMAGE_ID, tag=TAG)
 NO_DRIVER = 'could not select device driver "" with capabilities: [[gpu]]'
+
+
+@pytest.fixture(autouse=True)
+def all_gpus_visible(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(hc.GPU_ENV, raising=False)
 
 
 @pytest.fixture
@@ -113,6 +120,47 @@ def test_paths_are_the_same_inside_and_outside(job: Job, results: Path, tmp_path
     assert "device_requests" not in kwargs and "devices" not in kwargs
 
 
+def test_the_container_is_locked_down(job: Job, results: Path) -> None:
+    kwargs = hc.container_kwargs(job_file(job), job, run_for(results), IMAGE, {})
+    assert kwargs["network_mode"] == "none"
+    assert kwargs["cap_drop"] == ["ALL"]
+    assert kwargs["security_opt"] == ["no-new-privileges"]
+    assert kwargs["pids_limit"] == hc.PIDS_LIMIT > 0
+
+
+@pytest.mark.parametrize("allowed", [None, "1"])
+def test_the_users_meter_opt_in_reaches_the_worker_and_nothing_else_does(
+    job: Job, results: Path, monkeypatch: pytest.MonkeyPatch, allowed: str | None
+) -> None:
+    monkeypatch.setenv("NVIDIA_API_KEY", "nvapi-SECRET")  # the host's environment stays outside
+    if allowed is None:
+        monkeypatch.delenv("BEYOND_TOPS_ALLOW_METER_COMMAND", raising=False)
+    else:
+        monkeypatch.setenv("BEYOND_TOPS_ALLOW_METER_COMMAND", allowed)
+    env = hc.container_kwargs(job_file(job), job, run_for(results), IMAGE, {})["environment"]
+    assert env.get("BEYOND_TOPS_ALLOW_METER_COMMAND") == allowed
+    assert "NVIDIA_API_KEY" not in env
+
+
+@pytest.mark.parametrize("cdi", [False, True], ids=["gpus", "cdi"])
+def test_cuda_visible_devices_selects_the_gpus_given(
+    cdi: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(hc.GPU_ENV, "1, GPU-4f2a")
+    (request,) = hc.device_kwargs("nvidia", cdi=cdi)["device_requests"]
+    if cdi:
+        assert request["DeviceIDs"] == ["nvidia.com/gpu=1", "nvidia.com/gpu=GPU-4f2a"]
+    else:
+        assert request["DeviceIDs"] == ["1", "GPU-4f2a"] and request["Count"] != -1
+        assert request["Capabilities"] == [["gpu"]]
+        assert hc.docker_cli_flags({"device_requests": [request]}) == ["--gpus=device=1,GPU-4f2a"]
+
+
+def test_a_cuda_visible_devices_that_names_no_gpu_is_refused() -> None:
+    with pytest.raises(DeviceError, match="CUDA_VISIBLE_DEVICES is set but names no GPU"):
+        hc.device_kwargs("nvidia", environ={hc.GPU_ENV: " "})
+
+
 def test_the_devices_asked_for_are_passed_on(job: Job, results: Path) -> None:
     devices = hc.device_kwargs("nvidia")
     kwargs = hc.container_kwargs(job_file(job), job, run_for(results), IMAGE, devices)
@@ -193,7 +241,9 @@ def test_without_cache_the_local_runs_cache_is_mounted(
     assert cache_root() == tmp_path / "local-cache"
 
 
-@pytest.mark.parametrize(("status", "code"), [(0, 0), (1, 1), (4, 4), (130, 130), (137, -9)])
+@pytest.mark.parametrize(
+    ("status", "code"), [(0, 0), (1, 1), (4, 4), (129, 129), (130, 130), (143, 143), (137, -9)]
+)
 def test_exit_status_reads_as_a_local_workers(status: int, code: int) -> None:
     assert hc.exit_code(status) == code
 
@@ -247,6 +297,64 @@ def test_interrupt_stops_the_worker_cleanly(
         launch(job_file(job))
     container.kill.assert_called_once_with(signal="SIGINT")
     container.remove.assert_called_once_with(force=True)
+
+
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["INT", "TERM", "HUP"]
+)
+def test_a_stop_signal_is_forwarded_and_the_container_removed(
+    signum: int, client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    container = started(client, mocker, [])
+    container.wait.side_effect = [Interrupted(signum), {"StatusCode": 128 + signum}]
+    launch, _, _ = launcher(client, run_for(results))
+    with pytest.raises(Interrupted):
+        launch(job_file(job))
+    container.kill.assert_called_once_with(signal=signal.Signals(signum).name)
+    container.remove.assert_called_once_with(force=True)
+
+
+def test_a_second_signal_while_stopping_still_removes_the_container(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    container = started(client, mocker, [])
+    container.wait.side_effect = [Interrupted(signal.SIGTERM), Interrupted(signal.SIGTERM)]
+    launch, _, _ = launcher(client, run_for(results))
+    with pytest.raises(Interrupted):
+        launch(job_file(job))
+    container.remove.assert_called_once_with(force=True)
+
+
+def test_a_signal_while_the_container_starts_stops_and_removes_it(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    container = started(client, mocker, [])
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        # arrives before the launcher holds the container (at this thread: other tests' threads
+        # would take a process-wide one)
+        signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+        return container
+
+    client.containers.run.side_effect = run
+    container.wait.return_value = {"StatusCode": 143}
+    launch, _, _ = launcher(client, run_for(results))
+    with StopSignals(), pytest.raises(Interrupted):
+        launch(job_file(job))
+    container.kill.assert_called_once_with(signal="SIGTERM")
+    container.remove.assert_called_once_with(force=True)
+    container.attach.assert_not_called()
+
+
+def test_a_container_the_daemon_will_not_remove_is_reported(
+    client: Any, mocker: MockerFixture, job: Job, results: Path
+) -> None:
+    container = started(client, mocker, [], code=0)
+    container.id = "c0ffee"
+    container.remove.side_effect = docker.errors.APIError("500", explanation="busy")
+    launch, _, err = launcher(client, run_for(results))
+    assert launch(job_file(job)) == 0
+    assert "warning: container c0ffee not removed: busy" in err.getvalue()
 
 
 def test_a_container_that_cannot_start_fails_the_run_like_a_worker(

@@ -1,6 +1,7 @@
 import importlib
 import pkgutil
 import re
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,11 +10,13 @@ import pytest
 import harness
 from harness.cli import main
 from harness.errors import (
+    BROKEN_PIPE,
     CRASHED,
     ERROR_CODES,
     INTERRUPTED,
     INVALID,
     SHARES_PARENT_CODE,
+    STOP_SIGNALS,
     SUCCESS,
     ConfigError,
     HarnessError,
@@ -105,13 +108,35 @@ def test_keyboard_interrupt_exits_130(capsys: pytest.CaptureFixture[str]) -> Non
     assert "interrupted" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_stop_signal_exits_128_plus_its_number(
+    signum: int, code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = signal.getsignal(signum)
+
+    def call() -> int:
+        signal.raise_signal(signum)  # the handler run_reporting_errors installed raises here
+        return 0
+
+    assert run_reporting_errors(call) == code
+    assert f"interrupted ({signal.Signals(signum).name})" in capsys.readouterr().err
+    assert signal.getsignal(signum) == before  # restored on the way out
+
+
 def test_help_prints_the_table(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--help"])
     assert exit_info.value.code == 0
     out = capsys.readouterr().out
     assert exit_code_table() in out
-    for entry in (SUCCESS, INVALID, CRASHED, INTERRUPTED, *ERROR_CODES.values()):
+    for entry in (
+        SUCCESS,
+        INVALID,
+        CRASHED,
+        BROKEN_PIPE,
+        *STOP_SIGNALS.values(),
+        *ERROR_CODES.values(),
+    ):
         assert re.search(rf"^  {entry.code} +{re.escape(entry.meaning)}$", out, re.MULTILINE)
 
 
@@ -121,7 +146,15 @@ def test_readme_lists_every_code() -> None:
     assert match, "README.md has no '**Exit codes**:' paragraph"
     listed = [int(code) for code in re.findall(r"(?<![\w.])(\d+)\s", match.group(1))]
     expected = sorted(
-        e.code for e in (SUCCESS, INVALID, CRASHED, INTERRUPTED, *ERROR_CODES.values())
+        e.code
+        for e in (
+            SUCCESS,
+            INVALID,
+            CRASHED,
+            BROKEN_PIPE,
+            *STOP_SIGNALS.values(),
+            *ERROR_CODES.values(),
+        )
     )
     assert listed == expected
 

@@ -371,3 +371,119 @@ def test_load_result_invalid_json(tmp_path: Path) -> None:
     path.write_text('{"schema_version": 1,', encoding="utf-8")
     with pytest.raises(ResultError, match=re.escape(f"{path}: not readable JSON (")):
         load_result(tmp_path)
+
+
+# --- issue #11: umask without a race, durable renames, values checked by the schema ----------
+
+
+def test_reading_the_umask_never_changes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    real = os.umask
+    monkeypatch.setattr(os, "umask", lambda mask: calls.append(mask) or real(mask))
+    old = real(0o027)
+    try:
+        assert harness.files._umask() == 0o027
+    finally:
+        real(old)
+    assert calls == []  # another thread never sees a umask of 0
+
+
+def test_the_umask_falls_back_where_proc_has_none(tmp_path: Path) -> None:
+    status = tmp_path / "status"
+    status.write_text("Name:\tpython\n", encoding="ascii")  # a kernel before 4.7
+    old = os.umask(0o077)
+    try:
+        assert harness.files._umask(status) == 0o077
+        assert harness.files._umask(tmp_path / "absent") == 0o077
+    finally:
+        os.umask(old)
+
+
+def test_an_atomic_write_syncs_the_directory_after_the_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    events: list[str] = []
+    real_replace, real_fsync = os.replace, os.fsync
+
+    def replace(src: str, dst: str) -> None:
+        events.append("replace")
+        real_replace(src, dst)
+
+    def fsync(fd: int) -> None:
+        is_dir = os.path.isdir(f"/proc/self/fd/{fd}") if os.path.isdir("/proc/self/fd") else False
+        events.append("fsync-dir" if is_dir else "fsync-file")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "fsync", fsync)
+    atomic_write_text(tmp_path / "x.json", "{}")
+    assert events == ["fsync-file", "replace", "fsync-dir"]
+
+
+def test_the_harness_wheel_is_built_with_a_pinned_setuptools() -> None:
+    root = Path(__file__).resolve().parents[2]
+    script = (root / "scripts" / "wheels.sh").read_text(encoding="utf-8")
+    pin = re.search(r'^SETUPTOOLS_VERSION="(\d+)\.(\d+)\.(\d+)"', script, re.MULTILINE)
+    assert pin is not None
+    assert "--build-constraint" in script and "setuptools==%s" in script
+    requires = re.search(
+        r'requires = \["setuptools>=(\d+)"\]', (root / "pyproject.toml").read_text()
+    )
+    assert requires is not None and int(pin.group(1)) >= int(requires.group(1))
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("samples_per_second", "fast", "samples_per_second: expected a number, got a string"),
+        ("samples_per_second", -5.0, "samples_per_second: -5.0 is less than the minimum of 0"),
+        ("batch_size", 0, "batch_size: 0 is less than the minimum of 1"),
+    ],
+)
+def test_load_result_checks_values_against_the_schema(
+    tmp_path: Path, key: str, value: object, message: str
+) -> None:
+    data = to_dict(_result())
+    data[key] = value
+    path = _write_json(tmp_path, data)
+    with pytest.raises(ResultError) as info:
+        load_result(tmp_path)
+    assert str(info.value) == f"{path}: not a schema_version 3 result ({message}); re-run it"
+    assert "\n" not in str(info.value)
+
+
+def test_load_result_names_the_nested_key_the_schema_refuses(tmp_path: Path) -> None:
+    data = to_dict(_result())
+    data["latency_ns"]["p90"] = -1
+    _write_json(tmp_path, data)
+    with pytest.raises(ResultError, match=re.escape("(latency_ns.p90: -1 is less than")):
+        load_result(tmp_path)
+
+
+def test_load_result_refuses_nan(tmp_path: Path) -> None:
+    path = tmp_path / RESULT_FILE
+    path.write_text(to_json(_result()).replace('"batch_size": 1', '"batch_size": NaN'))
+    with pytest.raises(ResultError, match=re.escape(f"{path}: not readable JSON (NaN is not")):
+        load_result(tmp_path)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_non_finite_result_is_an_error_not_nan_in_the_file(tmp_path: Path, value: float) -> None:
+    result = dataclasses.replace(_result(), samples_per_second=value)
+    with pytest.raises(ResultError, match=r"samples_per_second is not a finite number"):
+        write_result(result, tmp_path)
+    assert not (tmp_path / RESULT_FILE).exists()
+
+
+def test_jsonschema_is_a_runtime_dependency_locked_in_every_image() -> None:
+    root = Path(__file__).resolve().parents[2]
+    import tomllib
+
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert "jsonschema>=4.20,<5" in project["dependencies"]
+    assert all(not r.startswith("jsonschema") for r in project["optional-dependencies"]["dev"])
+    needed = ("jsonschema", "jsonschema-specifications", "referencing", "rpds-py", "attrs")
+    for hw in ("cpu", "nvidia", "rocm"):
+        lock = (root / "docker" / hw / "requirements.lock").read_text()
+        for name in needed:
+            assert re.search(rf"^{name}==\S+ \\$", lock, re.MULTILINE), (hw, name)

@@ -19,12 +19,15 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_idle_load_with_a_meter_writes_the_three_fixture_files(tmp_path: Path) -> None:
-    out = tmp_path / "out"
+    out, marker = tmp_path / "out", tmp_path / "shell-ran"
     done = run(
         str(out), "--hw", "cpu", "--load", "idle", "--seconds", "0.5", "--interval-ms", "20",
-        "--external-command", "echo 42.5 W",
+        "--external-command", "echo", f"42.5 W; touch {marker}",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert not marker.exists()  # an argv, run without a shell
+    assert "echo (argv sha256 " in (out / "telemetry.csv").read_text()
+    assert "touch" not in (out / "telemetry.csv").read_text()
     assert (out / "telemetry.csv").read_text().count("\n") > 5
     checked = json.loads((out / "check.json").read_text())
     wall = checked["sources"]["wall"]

@@ -6,18 +6,27 @@ its run directory and an exit code), so every branch of the protocol is exercise
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import shutil
+import signal
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from harness.campaign import is_out_of_memory
+from harness import worker
+from harness.analysis.groups import load_group
+from harness.campaign import Job as CampaignJob
+from harness.campaign import is_out_of_memory, run_batch_sweep, run_trials
 from harness.config import load_scenario
-from harness.files import mark_complete, mark_incomplete, read_incomplete
-from harness.job import Expected, read_job
-from harness.pipeline import RunSpec, WorkerError, run_one
-from tests.conftest import TINY_SS, write_scenario
+from harness.errors import Interrupted, StopSignals
+from harness.files import Incomplete, mark_complete, mark_incomplete, read_incomplete
+from harness.job import Expected, Job, read_job
+from harness.pipeline import RunSpec, WorkerError, launch_worker, run_one
+from harness.results.groupfile import read_sweep, read_trials
+from tests.conftest import TINY_OFFLINE, TINY_SS, write_scenario
 
 Step = Callable[[Path], int]  # one worker's behaviour: given its run directory, its exit code
 
@@ -150,18 +159,95 @@ def test_a_worker_killed_by_the_kernel_is_named_so(spec: RunSpec, tmp_path: Path
     assert err.value.exit_code == 5
 
 
-def test_ctrl_c_in_a_worker_stops_the_parent_and_marks_the_run(
-    spec: RunSpec, tmp_path: Path
+STOPS = [
+    (signal.SIGINT, "interrupted (Ctrl-C)", 130),
+    (signal.SIGTERM, "interrupted (SIGTERM)", 143),
+    (signal.SIGHUP, "interrupted (SIGHUP)", 129),
+]
+
+
+@pytest.mark.parametrize(("signum", "cause", "code"), STOPS, ids=["INT", "TERM", "HUP"])
+def test_a_signal_in_a_worker_stops_the_parent_and_marks_the_run(
+    signum: int, cause: str, code: int, spec: RunSpec, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    with pytest.raises(KeyboardInterrupt):
-        run_one(spec, run_dir, launch=ScriptedLauncher(accuracy_ok, fails("x", 130, measured=True)))
+    with pytest.raises(Interrupted) as stopped:
+        run_one(
+            spec, run_dir, launch=ScriptedLauncher(accuracy_ok, fails("x", code, measured=True))
+        )
+    assert stopped.value.signum == signum
     recorded = read_incomplete(run_dir)
-    assert recorded is not None and (recorded.cause, recorded.exit_code) == (
-        "interrupted (Ctrl-C)",
-        130,
+    assert recorded is not None and (recorded.cause, recorded.exit_code) == (cause, code)
+
+
+@pytest.mark.parametrize(("signum", "cause", "code"), STOPS, ids=["INT", "TERM", "HUP"])
+def test_a_signal_to_the_parent_is_forwarded_to_its_worker_and_marks_the_run(
+    signum: int,
+    cause: str,
+    code: int,
+    spec: RunSpec,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sent: list[int] = []
+
+    class Child:  # a worker still running when the parent's signal arrives
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            self.waits = 0
+
+        def __enter__(self) -> Child:
+            return self
+
+        def __exit__(self, *exc_info: object) -> None:
+            pass
+
+        def wait(self) -> int:
+            self.waits += 1
+            if self.waits == 1:
+                (run_dir / "user.conf").write_text("")  # LoadGen had started
+                raise Interrupted(signum)  # what StopSignals raises in the parent
+            return code
+
+        def send_signal(self, number: int) -> None:
+            sent.append(number)
+
+    monkeypatch.setattr(subprocess, "Popen", Child)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    with pytest.raises(Interrupted):
+        run_one(spec, run_dir, launch=launch_worker)
+    assert sent == [signum]
+    recorded = read_incomplete(run_dir)
+    assert recorded is not None and (recorded.cause, recorded.exit_code) == (cause, code)
+
+
+@pytest.mark.parametrize(("signum", "cause", "code"), STOPS, ids=["INT", "TERM", "HUP"])
+def test_a_worker_names_the_signal_that_stopped_it(
+    signum: int,
+    cause: str,
+    code: int,
+    spec: RunSpec,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def interrupted(job: Job) -> int:
+        raise KeyboardInterrupt  # LoadGen's wait raises a plain one, whatever the signal
+
+    monkeypatch.setattr(worker, "_outcome", interrupted)
+    stops = StopSignals()
+    stops.received = signum
+    job = Job(
+        scenario=spec.scenario,
+        scenario_path=None,
+        profile="quick",
+        hw="cpu",
+        test="performance",
+        run_dir=tmp_path,
     )
+    assert worker.execute(job, stops=stops) == code
+    recorded = read_incomplete(tmp_path)
+    assert recorded is not None and (recorded.cause, recorded.exit_code) == (cause, code)
 
 
 def test_a_worker_that_exits_0_without_a_result_fails_the_run(
@@ -171,3 +257,109 @@ def test_a_worker_that_exits_0_without_a_result_fails_the_run(
     run_dir.mkdir()
     with pytest.raises(WorkerError, match="left no result"):
         run_one(spec, run_dir, launch=ScriptedLauncher(accuracy_ok, accuracy_ok))
+
+
+# ---- trials and sweeps: a group records its own state ----
+
+MEASURED = Path(__file__).resolve().parents[1] / "fixtures/reports/trials-xeon/trial-1/result.json"
+
+
+def measured(run_dir: Path) -> int:
+    (run_dir / "user.conf").write_text("")
+    shutil.copy(MEASURED, run_dir / "result.json")
+    mark_complete(run_dir)
+    return 0
+
+
+def crashed(message: str) -> Step:
+    def step(run_dir: Path) -> int:
+        (run_dir / "user.conf").write_text("")
+        mark_incomplete(run_dir, f"crashed: {message}", 70)
+        return 70
+
+    return step
+
+
+def campaign_job(spec: RunSpec, tmp_path: Path, *steps: Step, text: str = TINY_SS) -> CampaignJob:
+    scenario = load_scenario(write_scenario(tmp_path / "c.yaml", text))
+    spec = dataclasses.replace(spec, scenario=scenario)
+    return CampaignJob(spec=spec, out_root=tmp_path / "runs", launch=ScriptedLauncher(*steps))
+
+
+def test_a_group_is_incomplete_while_its_trials_run(spec: RunSpec, tmp_path: Path) -> None:
+    seen: list[bool] = []
+
+    def watched(run_dir: Path) -> int:
+        seen.append((run_dir.parent / "INCOMPLETE").is_file())
+        return measured(run_dir)
+
+    job = campaign_job(spec, tmp_path, accuracy_ok, watched, accuracy_ok, watched)
+    group = run_trials(job, 2)
+    assert seen == [True, True] and not (group / "INCOMPLETE").exists()
+    trials = read_trials(group / "trials.json")
+    assert trials.complete and trials.failure is None and trials.runs == ("trial-1", "trial-2")
+
+
+def test_a_group_that_failed_in_trial_3_keeps_its_two_good_trials(
+    spec: RunSpec, tmp_path: Path
+) -> None:
+    steps = [accuracy_ok, measured] * 2 + [accuracy_ok, lambda _: -9]
+    job = campaign_job(spec, tmp_path, *steps)
+    with pytest.raises(WorkerError):
+        run_trials(job, 3)
+    (group,) = (tmp_path / "runs").iterdir()
+    recorded = read_incomplete(group)
+    assert recorded == Incomplete(cause="trial-3 failed: killed by signal 9", exit_code=5)
+    trials = read_trials(group / "trials.json")
+    assert not trials.complete and trials.failure == "trial-3 failed: killed by signal 9"
+    assert trials.runs == ("trial-1", "trial-2") and len(trials.stats.values) == 2
+    loaded = load_group(group)  # what report and compare read
+    assert loaded.kind == "trials" and len(loaded.runs.results) == 2
+
+
+def test_a_group_stopped_by_sigterm_says_so(spec: RunSpec, tmp_path: Path) -> None:
+    job = campaign_job(
+        spec, tmp_path, accuracy_ok, measured, accuracy_ok, fails("x", 143, measured=True)
+    )
+    with pytest.raises(Interrupted):
+        run_trials(job, 3)
+    (group,) = (tmp_path / "runs").iterdir()
+    assert read_incomplete(group) == Incomplete(
+        cause="trial-2 interrupted (SIGTERM)", exit_code=143
+    )
+    assert read_trials(group / "trials.json").runs == ("trial-1",)
+
+
+def test_a_sweep_that_fails_keeps_its_points_and_says_why(spec: RunSpec, tmp_path: Path) -> None:
+    steps = [accuracy_ok, measured, accuracy_ok, fails("device lost", 4, measured=True)]
+    job = campaign_job(spec, tmp_path, *steps, text=TINY_OFFLINE)
+    with pytest.raises(WorkerError):
+        run_batch_sweep(job, 1, batches=[1, 2, 4])
+    (sweep,) = (tmp_path / "runs").iterdir()
+    assert read_incomplete(sweep) == Incomplete(cause="bs-2 failed: device lost", exit_code=4)
+    data = read_sweep(sweep / "sweep.json")
+    assert not data.complete and data.failure == "failed: device lost"
+    assert [p.batch_size for p in data.points] == [1] and data.stopped == "error"
+    assert data.limit is not None and data.limit.batch_size == 2
+
+
+@pytest.mark.parametrize(
+    "out_of_memory",
+    [
+        crashed("MemoryError: Unable to allocate 1.15 GiB for an array with shape (8, 3, 224)"),
+        lambda _: -9,  # the kernel's OOM killer, as Popen reports it
+        lambda _: 137,  # the same, as a shell or a container's init process reports it
+    ],
+    ids=["numpy", "signal-9", "exit-137"],
+)
+def test_a_sweep_records_running_out_of_memory_as_its_limit(
+    out_of_memory: Step, spec: RunSpec, tmp_path: Path
+) -> None:
+    steps = [accuracy_ok, measured, accuracy_ok, out_of_memory]
+    job = campaign_job(spec, tmp_path, *steps, text=TINY_OFFLINE)
+    sweep = run_batch_sweep(job, 1, batches=[1, 2, 4])
+    data = read_sweep(sweep / "sweep.json")
+    assert data.stopped == "out_of_memory" and data.complete
+    assert data.limit is not None and data.limit.batch_size == 2
+    assert [p.batch_size for p in data.points] == [1]
+    assert not (sweep / "INCOMPLETE").exists()

@@ -7,9 +7,11 @@ import hashlib
 import io
 import json
 import re
+import threading
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -234,7 +236,10 @@ def test_official_model_download_is_written_and_verified(
     assert path == tmp_path / "resnet50-mlperf.onnx"
     assert path.read_bytes() == b"model bytes"
     assert urls == [OFFICIAL["resnet50-mlperf"].url]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["resnet50-mlperf.onnx"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "resnet50-mlperf.json",
+        "resnet50-mlperf.onnx",
+    ]
 
 
 def test_official_model_md5_mismatch_removes_the_file(
@@ -260,3 +265,102 @@ def test_unknown_official_model(tmp_path: Path) -> None:
         official_model_path("bert-mlperf", root=tmp_path)
     assert str(info.value) == "unknown official model 'bert-mlperf' (known: resnet50-mlperf)"
     assert info.value.exit_code == 3
+
+
+# --- issue #11: the official model is verified, bounded and recorded ---------------------------
+
+
+def test_the_official_resnet50_is_pinned_to_its_published_md5() -> None:
+    entry = OFFICIAL["resnet50-mlperf"]
+    assert entry.md5 == "f6a4da60cd5f084d97efc2c1ddb10beb"  # Zenodo 4735647, resnet50_v1.onnx
+    assert entry.url.endswith("/4735647/files/resnet50_v1.onnx")
+    assert 100 * 2**20 <= entry.max_bytes <= 200 * 2**20
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[str, dict[str, Any]]]:
+    """A local HTTP server on 127.0.0.1: its base URL, and what it answers (body, length)."""
+    answer: dict[str, Any] = {"body": b"", "length": None}
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"  # the connection's close ends a body without a length
+
+        def do_GET(self) -> None:
+            body = answer["body"]
+            self.send_response(200)
+            if answer["length"] is not None:  # None: no length, the body ends at close
+                self.send_header("Content-Length", str(answer["length"]))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", answer
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+
+
+def _point_at(monkeypatch: pytest.MonkeyPatch, base: str, **changes: Any) -> None:
+    entry = OFFICIAL["resnet50-mlperf"]
+    changed = dataclasses.replace(entry, url=f"{base}/resnet50_v1.onnx", **changes)
+    monkeypatch.setitem(OFFICIAL, "resnet50-mlperf", changed)
+
+
+def test_an_official_download_over_http_records_its_sha256(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: tuple[str, dict[str, Any]]
+) -> None:
+    base, answer = server
+    answer["body"] = b"onnx bytes"
+    _point_at(monkeypatch, base, md5=hashlib.md5(b"onnx bytes", usedforsecurity=False).hexdigest())
+    path = official_model_path("resnet50-mlperf", root=tmp_path)
+    assert path.read_bytes() == b"onnx bytes"
+    meta = json.loads((tmp_path / "resnet50-mlperf.json").read_text())
+    assert meta["sha256"] == hashlib.sha256(b"onnx bytes").hexdigest()
+    assert meta["md5"] == OFFICIAL["resnet50-mlperf"].md5
+
+
+def test_an_official_download_with_the_wrong_md5_is_never_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: tuple[str, dict[str, Any]]
+) -> None:
+    base, answer = server
+    answer["body"] = b"a page of html"
+    _point_at(monkeypatch, base)  # the real published md5
+    with pytest.raises(ModelError, match="does not match the published f6a4da60cd5f"):
+        official_model_path("resnet50-mlperf", root=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("announced", [2048, None])
+def test_an_official_download_larger_than_its_bound_is_refused(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    server: tuple[str, dict[str, Any]],
+    announced: int | None,
+) -> None:
+    base, answer = server
+    answer["body"] = b"x" * 2048
+    answer["length"] = announced  # None: no Content-Length, only the read's bound stops it
+    _point_at(monkeypatch, base, max_bytes=1024)
+    with pytest.raises(ModelError, match=r"(larger|more) than 1024 bytes"):
+        official_model_path("resnet50-mlperf", root=tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_changed_official_file_is_checked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    urls = _serve(monkeypatch, b"model bytes")
+    _pin_md5(monkeypatch, b"model bytes")
+    path = official_model_path("resnet50-mlperf", root=tmp_path)
+    path.write_bytes(b"model bytez")  # changed after it was verified
+    with pytest.raises(ModelError, match="does not match the published"):
+        official_model_path("resnet50-mlperf", root=tmp_path)
+    assert path.read_bytes() == b"model bytez"  # a file placed or changed by hand is not deleted
+    assert urls == [OFFICIAL["resnet50-mlperf"].url]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ from harness.fingerprint import (
     enforce_strict,
     preflight,
 )
+from harness.fingerprint.busy import Sleep
 
 SYSROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "sysroots"
 NO_REPO = Path("/nonexistent/beyond-tops-no-repo")  # git fails at once, whatever the checkout
@@ -27,22 +30,64 @@ QUICK = PreflightWarning(
 )
 
 
+Sysroot = Callable[[str], Path]
+
+
+@pytest.fixture
+def sysroot(tmp_path: Path) -> Sysroot:
+    """A copy of a fixture sysroot, which the CPU load sampling may write /proc/stat into."""
+
+    def copy(tree: str) -> Path:
+        target = tmp_path / tree
+        if not target.exists():
+            shutil.copytree(SYSROOTS / tree, target, symlinks=True)
+        return target
+
+    return copy
+
+
+def cpu_stat(busy: int, idle: int, cpus: int = 2) -> str:
+    """A /proc/stat with `busy` user ticks and `idle` idle ticks over `cpus` CPUs."""
+    per_cpu = "".join(f"cpu{n} 0 0 0 0 0 0 0 0 0 0\n" for n in range(cpus))
+    return f"cpu  {busy} 0 0 {idle} 0 0 0 0 0 0\n{per_cpu}intr 0\nctxt 0\n"
+
+
+def window(root: Path, busy_cpus: float = 0.0, cpus: int = 2) -> Sleep:
+    """Write /proc/stat; return a sleep after which 100 ticks per CPU passed, `busy_cpus` busy."""
+    stat = root / "proc" / "stat"
+    stat.parent.mkdir(parents=True, exist_ok=True)
+    stat.write_text(cpu_stat(1000, 5000, cpus))
+    busy = round(100 * busy_cpus)
+
+    def sleep(seconds: float) -> None:
+        assert seconds == 0.5
+        stat.write_text(cpu_stat(1000 + busy, 5000 + 100 * cpus - busy, cpus))
+
+    return sleep
+
+
+def _preflight(
+    fp: Fingerprint, *, root: Path, busy_cpus: float = 0.0, **kwargs: Any
+) -> list[PreflightWarning]:
+    return preflight(fp, root=root, sleep=window(root, busy_cpus), **kwargs)
+
+
 def _fp(tree: str, gpus: tuple[dict[str, Any], ...] = ()) -> Fingerprint:
     root = SYSROOTS / tree
     return collect_fingerprint(root=root, environ={}, gpus=gpus, repo_dir=NO_REPO)
 
 
-def test_vm_has_nothing_to_warn_about_in_the_submission_profile() -> None:
-    assert preflight(_fp("vm-2core"), root=SYSROOTS / "vm-2core", profile="submission") == []
+def test_vm_has_nothing_to_warn_about_in_the_submission_profile(sysroot: Sysroot) -> None:
+    assert _preflight(_fp("vm-2core"), root=sysroot("vm-2core"), profile="submission") == []
 
 
-def test_quick_profile_is_labelled() -> None:
-    assert preflight(_fp("vm-2core"), root=SYSROOTS / "vm-2core") == [QUICK]
+def test_quick_profile_is_labelled(sysroot: Sysroot) -> None:
+    assert _preflight(_fp("vm-2core"), root=sysroot("vm-2core")) == [QUICK]
 
 
-def test_dual_socket_governor_and_turbo() -> None:
-    root = SYSROOTS / "dual-socket"
-    assert preflight(_fp("dual-socket"), root=root, profile="submission") == [
+def test_dual_socket_governor_and_turbo(sysroot: Sysroot) -> None:
+    root = sysroot("dual-socket")
+    assert _preflight(_fp("dual-socket"), root=root, profile="submission") == [
         PreflightWarning(
             code="governor",
             message="CPU governor is 'powersave', not 'performance': "
@@ -57,9 +102,9 @@ def test_dual_socket_governor_and_turbo() -> None:
     ]
 
 
-def test_container_cgroup_quota_and_swap() -> None:
-    root = SYSROOTS / "cgroup-container"
-    assert preflight(_fp("cgroup-container"), root=root, profile="submission") == [
+def test_container_cgroup_quota_and_swap(sysroot: Sysroot) -> None:
+    root = sysroot("cgroup-container")
+    assert _preflight(_fp("cgroup-container"), root=root, profile="submission") == [
         PreflightWarning(
             code="cgroup_quota",
             message="cgroup CPU quota is 1.5 CPUs but 8 CPUs are visible: thread pools sized to "
@@ -74,31 +119,58 @@ def test_container_cgroup_quota_and_swap() -> None:
     ]
 
 
-def test_high_load_is_relative_to_usable_cpus() -> None:
+def test_high_load_is_relative_to_usable_cpus(sysroot: Sysroot) -> None:
     fp = _fp("vm-2core")
-    assert preflight(fp, root=SYSROOTS / "high-load", profile="submission") == [
+    root = sysroot("high-load")
+    assert _preflight(fp, root=root, busy_cpus=1.4, profile="submission") == [
         PreflightWarning(
             code="load",
-            message="load average is 3.50, above 1 (0.5 x 2 usable CPUs): other work is "
-            "running; stop it or wait for it before benchmarking",
+            message="other processes keep 1.40 CPUs busy, above 1 (0.5 x 2 usable CPUs, this "
+            "harness not counted): other work is running; stop it or wait for it before "
+            "benchmarking",
         )
     ]
-    assert (
-        preflight(fp, root=SYSROOTS / "high-load", profile="submission", load_threshold=2.0) == []
-    )
+    assert _preflight(fp, root=root, busy_cpus=1.4, profile="submission", load_threshold=2.0) == []
     # The same load is no problem for the 60 usable CPUs of the dual-socket server.
-    dual = [w.code for w in preflight(_fp("dual-socket"), root=SYSROOTS / "high-load")]
+    dual = [w.code for w in _preflight(_fp("dual-socket"), root=root, busy_cpus=1.4)]
     assert "load" not in dual
 
 
-def test_unreadable_loadavg_is_a_warning(tmp_path: Path) -> None:
-    warnings = preflight(_fp("vm-2core"), root=tmp_path, profile="submission")
+def test_unreadable_proc_stat_is_a_warning(tmp_path: Path) -> None:
+    warnings = preflight(_fp("vm-2core"), root=tmp_path, profile="submission", sleep=lambda s: None)
     assert warnings == [
         PreflightWarning(
             code="load",
-            message="cannot read /proc/loadavg: whether other work is running is unknown",
+            message="cannot read /proc/stat: whether other work is running is unknown",
         )
     ]
+
+
+def _proc(root: Path, pid: int, ppid: int, ticks: int, reaped: int = 0) -> None:
+    """/proc/<pid>/stat of a process with `ticks` of utime and `reaped` of cutime."""
+    (root / "proc" / str(pid)).mkdir(parents=True, exist_ok=True)
+    fields = f"S {ppid} {' '.join(['0'] * 9)} {ticks} 0 {reaped} 0 20 0 1 0"
+    (root / "proc" / str(pid) / "stat").write_text(f"{pid} (py (3) x) {fields}\n")
+
+
+def test_an_idle_machine_after_a_trial_is_fit_to_benchmark(sysroot: Sysroot) -> None:
+    """Issue #11: the previous trial and this harness's own threads are no "other work"."""
+    root = sysroot("vm-2core")
+    (root / "proc" / "loadavg").write_text("1.92 1.02 0.40 3/120 4300\n")  # the last trial's
+    stat = root / "proc" / "stat"
+    stat.write_text(cpu_stat(1000, 5000))
+    _proc(root, 4000, 1, 10)  # make bench
+    _proc(root, 4242, 4000, 100)  # this harness, its ORT threads still spinning
+    _proc(root, 4243, 4242, 0)  # a worker it started
+
+    def sleep(seconds: float) -> None:
+        stat.write_text(cpu_stat(1000 + 190, 5000 + 10))
+        _proc(root, 4000, 1, 10, reaped=5000)  # reaped the previous trial: not this window's
+        _proc(root, 4242, 4000, 190)
+        _proc(root, 4243, 4242, 100)
+
+    fp = _fp("vm-2core")
+    assert preflight(fp, root=root, pid=4242, profile="submission", sleep=sleep) == []
 
 
 GPU_OK = {
@@ -110,12 +182,12 @@ GPU_OK = {
 }
 
 
-def test_healthy_gpu_adds_nothing() -> None:
+def test_healthy_gpu_adds_nothing(sysroot: Sysroot) -> None:
     fp = _fp("vm-2core", gpus=(GPU_OK,))
-    assert preflight(fp, root=SYSROOTS / "vm-2core", profile="submission") == []
+    assert _preflight(fp, root=sysroot("vm-2core"), profile="submission") == []
 
 
-def test_gpu_persistence_processes_and_throttling() -> None:
+def test_gpu_persistence_processes_and_throttling(sysroot: Sysroot) -> None:
     busy = {
         **GPU_OK,
         "index": 1,
@@ -129,7 +201,7 @@ def test_gpu_persistence_processes_and_throttling() -> None:
         "persistence_mode": False,
     }
     fp = _fp("vm-2core", gpus=(busy,))
-    assert preflight(fp, root=SYSROOTS / "vm-2core", profile="submission") == [
+    assert _preflight(fp, root=sysroot("vm-2core"), profile="submission") == [
         PreflightWarning(
             code="gpu_processes",
             message="GPU 1 (NVIDIA H200) runs 4 other process(es) (pid 4242, pid 77 python, 777 "
@@ -149,10 +221,10 @@ def test_gpu_persistence_processes_and_throttling() -> None:
     ]
 
 
-def test_amd_throttling_points_to_amd_smi() -> None:
+def test_amd_throttling_points_to_amd_smi(sysroot: Sysroot) -> None:
     mi300x = {**GPU_OK, "vendor": "amd", "name": "AMD Instinct MI300X"}
     fp = _fp("vm-2core", gpus=({**mi300x, "throttle_reasons_active": ["ppt"]},))
-    assert preflight(fp, root=SYSROOTS / "vm-2core", profile="submission") == [
+    assert _preflight(fp, root=sysroot("vm-2core"), profile="submission") == [
         PreflightWarning(
             code="gpu_throttling",
             message="GPU 0 (AMD Instinct MI300X) is already throttling (ppt): let it cool down "
@@ -161,16 +233,16 @@ def test_amd_throttling_points_to_amd_smi() -> None:
     ]
 
 
-def test_idle_is_not_throttling() -> None:
+def test_idle_is_not_throttling(sysroot: Sysroot) -> None:
     idle = {**GPU_OK, "throttle_reasons_active": ["gpu_idle"]}
     fp = _fp("vm-2core", gpus=(idle,))
-    assert preflight(fp, root=SYSROOTS / "vm-2core", profile="submission") == []
+    assert _preflight(fp, root=sysroot("vm-2core"), profile="submission") == []
 
 
-def test_gpu_without_the_keys_is_not_judged() -> None:
+def test_gpu_without_the_keys_is_not_judged(sysroot: Sysroot) -> None:
     amd = {"name": "AMD Instinct MI300X", "persistence_mode": None, "throttle_reasons_active": None}
     fp = _fp("vm-2core", gpus=(amd,))
-    assert preflight(fp, root=SYSROOTS / "vm-2core", profile="submission") == []
+    assert _preflight(fp, root=sysroot("vm-2core"), profile="submission") == []
 
 
 def test_warning_forms() -> None:
@@ -178,10 +250,10 @@ def test_warning_forms() -> None:
     assert QUICK.to_dict() == {"code": "quick_profile", "message": QUICK.message}
 
 
-def test_strict_turns_warnings_into_one_error() -> None:
+def test_strict_turns_warnings_into_one_error(sysroot: Sysroot) -> None:
     enforce_strict([])
     with pytest.raises(PreflightError) as caught:
-        enforce_strict(preflight(_fp("dual-socket"), root=SYSROOTS / "dual-socket"))
+        enforce_strict(_preflight(_fp("dual-socket"), root=sysroot("dual-socket")))
     assert isinstance(caught.value, RunError)
     assert isinstance(caught.value, HarnessError)
     message = str(caught.value)
@@ -209,7 +281,7 @@ def _machine(root: Path, *, nspid: str, namespace: str, runtime: bool = False) -
 
 def _process_warnings(root: Path, *pids: int) -> list[str]:
     gpu = {**GPU_OK, "processes": [{"pid": p, "type": "compute"} for p in pids]}
-    found = preflight(_fp("vm-2core", gpus=(gpu,)), root=root, profile="submission")
+    found = _preflight(_fp("vm-2core", gpus=(gpu,)), root=root, profile="submission")
     return [w.message.split(": stop them")[0] for w in found if w.code == "gpu_processes"]
 
 
@@ -232,7 +304,7 @@ def test_a_second_run_in_this_process_does_not_flag_its_own_session() -> None:
 def test_in_a_container_a_lone_host_pid_may_be_this_harness(tmp_path: Path) -> None:
     root = _machine(tmp_path, nspid="12", namespace=CONTAINER_NS, runtime=True)
     assert _process_warnings(root, 3141592) == []
-    enforce_strict(preflight(_fp("vm-2core"), root=root, profile="submission"))
+    enforce_strict(_preflight(_fp("vm-2core"), root=root, profile="submission"))
     assert _process_warnings(root, 3141592, 2718281) == [
         "GPU 0 (NVIDIA H200) runs 1 or 2 other process(es) (pid 3141592, pid 2718281; "
         "host PIDs, one of them maybe this harness)"

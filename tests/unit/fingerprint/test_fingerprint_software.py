@@ -69,7 +69,7 @@ def test_env_keeps_only_performance_variables() -> None:
     environ = {
         "OMP_NUM_THREADS": "4",
         "MKL_DEBUG_CPU_TYPE": "5",
-        "ORT_DISABLE_ALL": "1",
+        "ORT_TENSORRT_FP16_ENABLE": "1",
         "CUDA_VISIBLE_DEVICES": "0",
         "KMP_AFFINITY": "compact",
         "LD_PRELOAD": "/usr/lib/libtcmalloc.so",
@@ -83,7 +83,29 @@ def test_env_keeps_only_performance_variables() -> None:
         "LD_PRELOAD": "/usr/lib/libtcmalloc.so",
         "MKL_DEBUG_CPU_TYPE": "5",
         "OMP_NUM_THREADS": "4",
-        "ORT_DISABLE_ALL": "1",
+        "ORT_TENSORRT_FP16_ENABLE": "1",
+    }
+
+
+def test_env_never_records_secrets_under_a_performance_prefix() -> None:
+    environ = {
+        "NVIDIA_API_KEY": "nvapi-SECRET",
+        "ORT_TOKEN": "tok",
+        "CUDA_PASSWORD": "pw",
+        "MKL_CREDENTIALS": "c",
+        "OMP_UNKNOWN_SETTING": "1",
+        "OMP_NUM_THREADS": "4",
+    }
+    assert collect_env(environ) == {"OMP_NUM_THREADS": "4"}
+
+
+def test_env_redacts_an_allowlisted_name_that_looks_like_a_secret() -> None:
+    names = frozenset({"OMP_NUM_THREADS", "ORT_TENSORRT_API_KEY", "hf_token"})
+    environ = {"OMP_NUM_THREADS": "4", "ORT_TENSORRT_API_KEY": "k", "hf_token": "t"}
+    assert collect_env(environ, names=names) == {
+        "OMP_NUM_THREADS": "4",
+        "ORT_TENSORRT_API_KEY": "<redacted>",
+        "hf_token": "<redacted>",
     }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from harness.analysis.stats import SweepLimit, trial_stats
 from harness.errors import ResultError
 from harness.results.groupfile import (
+    GROUP_SCHEMA_VERSION,
     SweepFile,
     SweepFilePoint,
     TrialsFile,
@@ -70,6 +72,26 @@ def test_sweep_file_round_trip(tmp_path: Path) -> None:
     assert read_sweep(tmp_path / "sweep.json") == sweep
 
 
+def test_a_partial_trials_file_says_so_and_round_trips(tmp_path: Path) -> None:
+    partial = dataclasses.replace(
+        _trials(), complete=False, failure="trial-3 failed: killed by signal 9"
+    )
+    write_trials(tmp_path / "trials.json", partial)
+    data = json.loads((tmp_path / "trials.json").read_text())
+    assert data["schema_version"] == GROUP_SCHEMA_VERSION == 2
+    assert data["complete"] is False and data["failure"] == "trial-3 failed: killed by signal 9"
+    assert read_trials(tmp_path / "trials.json") == partial
+
+
+def test_a_version_1_group_file_reads_as_complete(tmp_path: Path) -> None:
+    write_trials(tmp_path / "trials.json", _trials())
+    data = json.loads((tmp_path / "trials.json").read_text())
+    del data["complete"], data["failure"]
+    (tmp_path / "trials.json").write_text(json.dumps({**data, "schema_version": 1}))
+    trials = read_trials(tmp_path / "trials.json")
+    assert trials == _trials() and trials.complete and trials.failure is None
+
+
 def test_the_checked_in_group_files_read() -> None:
     assert read_trials(REPORTS / "trials-xeon" / "trials.json").metric == LATENCY_P90
     sweep = read_sweep(REPORTS / "sweep-h100" / "sweep.json")
@@ -80,8 +102,8 @@ def test_the_checked_in_group_files_read() -> None:
     ("change", "message"),
     [
         (
-            {"schema_version": 2},
-            "schema_version 2 was written by a newer beyond-tops; upgrade beyond-tops",
+            {"schema_version": 3},
+            "schema_version 3 was written by a newer beyond-tops; upgrade beyond-tops",
         ),
         ({"kind": "sweep"}, "not a beyond-tops trials file (kind is not 'trials')"),
         ({"runs": "trial-1"}, "runs: expected a list, got a string; re-run it"),

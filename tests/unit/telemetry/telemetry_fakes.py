@@ -15,6 +15,7 @@ from unittest import mock
 
 from harness.errors import DeviceError
 from harness.telemetry import Reading
+from harness.telemetry.base import LoggedRows
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "telemetry"
 MS = 1_000_000
@@ -93,11 +94,12 @@ class FakeLoggedSource:
     def energy_mj(self) -> None:
         return None
 
-    def readings_between(self, start_unix_ns: int, end_unix_ns: int) -> list[tuple[int, float]]:
+    def readings_between(self, start_unix_ns: int, end_unix_ns: int) -> LoggedRows:
         self.asked.append((start_unix_ns, end_unix_ns))
         if self.fail:
             raise DeviceError("wall: meter log vanished")
-        return [(t, w) for t, w in self.rows if start_unix_ns <= t <= end_unix_ns]
+        inside = [(t, w) for t, w in self.rows if start_unix_ns <= t <= end_unix_ns]
+        return LoggedRows(rows=tuple(inside))
 
 
 @dataclass(frozen=True, kw_only=True)

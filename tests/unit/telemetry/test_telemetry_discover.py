@@ -43,7 +43,7 @@ def test_nvidia_target_without_a_driver_keeps_rapl_and_the_meter(
     log = tmp_path / "meter.csv"
     log.write_text("timestamp,watts\n")
     sources, missing = discover_sources(
-        hw="nvidia", root=tmp_path, external_command="echo 700", external_csv=log
+        hw="nvidia", root=tmp_path, external_command=["echo", "700"], external_csv=log
     )
     assert [s.name for s in sources] == ["wall"]
     assert [m[0] for m in missing] == ["rapl", "nvml", "wall"]
@@ -54,11 +54,11 @@ def test_nvidia_target_without_a_driver_keeps_rapl_and_the_meter(
 
 def test_rocm_target_without_amdsmi(mocker: MockerFixture, tmp_path: Path) -> None:
     mocker.patch.dict(sys.modules, {"amdsmi": None})
-    sources, missing = discover_sources(hw="rocm", root=RAPL_ROOT, external_command="exit 1")
+    sources, missing = discover_sources(hw="rocm", root=RAPL_ROOT, external_command=["false"])
     assert len(sources) == 4
     reasons = dict(missing)
     assert reasons["amdsmi"].endswith("pip install 'beyond-tops[rocm]'")
-    assert reasons["wall"] == "wall: meter command exited 1"
+    assert reasons["wall"] == "wall: meter command exited 1"  # false's status
 
 
 def test_gpu_sources_are_not_probed_for_the_cpu_target(no_nvidia_driver: Any) -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from harness.errors import DeviceError
+from harness.telemetry.base import LoggedRows
 from harness.telemetry.external import (
     CommandMeter,
     CsvMeter,
@@ -24,7 +26,7 @@ S = 1_000_000_000
 
 
 def _done(stdout: str = "", returncode: int = 0, stderr: str = "") -> Any:
-    return subprocess.CompletedProcess(["sh"], returncode, stdout=stdout, stderr=stderr)
+    return subprocess.CompletedProcess(["meter"], returncode, stdout=stdout, stderr=stderr)
 
 
 @pytest.mark.parametrize(
@@ -35,52 +37,52 @@ def test_parse_watts(text: str, watts: float) -> None:
     assert parse_watts(text) == watts
 
 
-@pytest.mark.parametrize("text", ["", "no number here", "-5 W"])
+@pytest.mark.parametrize("text", ["", "no number here", "-5 W", "1e400 W", "100001 W"])
 def test_parse_watts_rejects_nonsense(text: str) -> None:
     with pytest.raises(DeviceError):
         parse_watts(text)
 
 
-def test_command_meter_runs_the_command_in_a_shell() -> None:
+def test_command_meter_runs_its_argv_without_a_shell() -> None:
     calls = []
 
-    def run(args: list[str], **kwargs: Any) -> Any:
-        calls.append((args, kwargs))
+    def run(args: Sequence[str], timeout_s: float) -> Any:
+        calls.append((args, timeout_s))
         return _done("505.25\n")
 
-    meter = CommandMeter("ipmitool dcmi power reading | awk '/Instantaneous/ {print $4}'", run=run)
+    meter = CommandMeter(["ipmitool", "dcmi", "power", "reading"], run=run)
     assert meter.read().power_w == 505.25
     assert meter.energy_mj() is None
     assert meter.name == "wall" and meter.kind == "wall"
-    args, kwargs = calls[0]
-    assert args[:2] == ["/bin/sh", "-c"]
-    assert kwargs["timeout"] == 2.0 and kwargs["check"] is False
+    assert calls == [(("ipmitool", "dcmi", "power", "reading"), 2.0)]
 
 
 def test_command_meter_failure_says_why() -> None:
-    meter = CommandMeter("meter", run=lambda *a, **k: _done(returncode=3, stderr="no device\n"))
+    meter = CommandMeter(["meter"], run=lambda *a: _done(returncode=3, stderr="no device\n"))
     with pytest.raises(DeviceError, match="wall: meter command exited 3: no device"):
         meter.read()
 
 
 def test_command_meter_timeout_says_so() -> None:
-    def run(*args: Any, **kwargs: Any) -> Any:
-        raise subprocess.TimeoutExpired("sh", 2.0)
+    def run(*args: Any) -> Any:
+        raise subprocess.TimeoutExpired("sleep", 2.0)
 
     with pytest.raises(DeviceError, match="timed out after 2 s"):
-        CommandMeter("sleep 9", run=run).read()
+        CommandMeter(["sleep", "9"], run=run).read()
 
 
-def test_command_meter_with_a_real_shell() -> None:
-    meter, reason = command_meter("echo 123.5")
+def test_command_meter_with_a_real_program() -> None:
+    meter, reason = command_meter(["echo", "123.5; no shell"])
     assert reason == ""
     assert meter is not None and meter.read().power_w == 123.5
 
 
 def test_command_meter_that_cannot_run_is_unavailable_with_its_reason() -> None:
-    meter, reason = command_meter("exit 7")
+    meter, reason = command_meter(["sh", "-c", "exit 7"])
     assert meter is None
     assert reason == "wall: meter command exited 7"
+    meter, reason = command_meter(["/nonexistent/meter"])
+    assert meter is None and reason.startswith("wall: cannot run the meter command:")
 
 
 def test_parse_meter_csv_epoch_iso_header_and_comments() -> None:
@@ -92,16 +94,25 @@ def test_parse_meter_csv_epoch_iso_header_and_comments() -> None:
         "\n"
         "2023-11-14T22:13:22Z,420\n"
     )
-    assert parse_meter_csv(text) == [
-        (1_700_000_000_500_000_000, 400.0),
-        (1_700_000_001_000_000_000, 410.5),
-        (1_700_000_002_000_000_000, 420.0),
-    ]
+    assert parse_meter_csv(text) == LoggedRows(
+        rows=(
+            (1_700_000_000_500_000_000, 400.0),
+            (1_700_000_001_000_000_000, 410.5),
+            (1_700_000_002_000_000_000, 420.0),
+        )
+    )
 
 
-def test_parse_meter_csv_reports_the_bad_line() -> None:
-    with pytest.raises(DeviceError, match=r"meter.csv:3: not a timestamp: 'yesterday'"):
-        parse_meter_csv("t,w\n1,2\nyesterday,3\n", origin="meter.csv")
+def test_parse_meter_csv_skips_and_notes_a_bad_line() -> None:
+    log = parse_meter_csv("t,w\n1,2\nyesterday,3\n4,5\n", origin="meter.csv")
+    assert log.rows == ((1 * S, 2.0), (4 * S, 5.0))
+    assert log.skipped == ("meter.csv:3: not a timestamp: 'yesterday'",)
+
+
+@pytest.mark.parametrize("stamp", ["1e400", "-5", "1e12", "inf", "nan", "9999-12-31T23:59:59"])
+def test_parse_timestamp_refuses_what_overflows_or_precedes_1970(stamp: str) -> None:
+    with pytest.raises(ValueError, match="timestamp"):
+        parse_timestamp_ns(stamp)
 
 
 def test_naive_iso_timestamps_are_local_time() -> None:
@@ -116,11 +127,9 @@ def test_csv_meter_returns_rows_inside_the_window_only(tmp_path: Path) -> None:
     meter, reason = csv_meter(log)
     assert reason == "" and isinstance(meter, CsvMeter)
     assert meter.read().power_w is None  # nothing is sampled live
-    assert meter.readings_between(10 * S, 12 * S) == [
-        (10 * S, 400.0),
-        (11 * S, 410.0),
-        (12 * S, 420.0),
-    ]
+    assert meter.readings_between(10 * S, 12 * S) == LoggedRows(
+        rows=((10 * S, 400.0), (11 * S, 410.0), (12 * S, 420.0))
+    )
 
 
 def test_missing_csv_is_unavailable(tmp_path: Path) -> None:
@@ -138,7 +147,8 @@ def test_csv_deleted_after_discovery_is_a_device_error(tmp_path: Path) -> None:
         meter.readings_between(0, S)
 
 
-@pytest.mark.parametrize("watts", ["nan", "-3", "inf"])
-def test_parse_meter_csv_rejects_impossible_power(watts: str) -> None:
-    with pytest.raises(DeviceError, match=r"m\.csv:2: impossible power"):
-        parse_meter_csv(f"1,5\n2,{watts}\n", origin="m.csv")
+@pytest.mark.parametrize("watts", ["nan", "-3", "inf", "1e308", "100000.5"])
+def test_parse_meter_csv_skips_impossible_power(watts: str) -> None:
+    log = parse_meter_csv(f"1,5\n2,{watts}\n", origin="m.csv")
+    assert log.rows == ((1 * S, 5.0),)
+    assert len(log.skipped) == 1 and log.skipped[0].startswith("m.csv:2: impossible power")
