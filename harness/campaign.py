@@ -77,9 +77,6 @@ class Job:
         return self.spec.profile
 
 
-ChildRunError = WorkerError  # a run failed in its worker; carries the cause and exit code
-
-
 def trials_count(job: Job, requested: int | None) -> int:
     """Trials asked for on the command line, in the scenario, or by the profile's default."""
     if requested is not None:

@@ -18,7 +18,7 @@ class HarnessError(Exception):
     with the generic code, never with 1, which means "LoadGen judged a finished run INVALID".
     """
 
-    exit_code: int  # from ERROR_CODES, set below; ChildRunError overrides it per instance
+    exit_code: int  # from ERROR_CODES, set below; WorkerError overrides it per instance
 
 
 class ConfigError(HarnessError):
@@ -107,7 +107,6 @@ ERROR_CODES: Final[Mapping[type[HarnessError], ExitCode]] = MappingProxyType(
 # Subclasses, by qualified name, that deliberately exit with an ancestor's code, and why.
 SHARES_PARENT_CODE: Final[Mapping[str, str]] = MappingProxyType(
     {
-        # (campaign's ChildRunError is another name for it)
         "harness.pipeline.WorkerError": "relays the exit code of the worker process that failed",
     }
 )

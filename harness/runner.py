@@ -151,7 +151,15 @@ def run_accuracy_test(job: Job, *, progress: IO[str] | None = None) -> None:
 def _prepare(job: Job, progress: IO[str] | None) -> _Ready:
     target = get_target(job.hw)
     gpus, gpu_missing = gpu_inventory(job.hw)
-    machine = survey(gpus=gpus, gpu_missing=gpu_missing, profile=job.profile, strict=job.strict)
+    # The accuracy test needs the fingerprint (the CPU's ISA), not the preflight's warnings:
+    # the performance test checks and records those, unless --strict must stop the run early.
+    machine = survey(
+        gpus=gpus,
+        gpu_missing=gpu_missing,
+        profile=job.profile,
+        strict=job.strict,
+        checks=job.test == "performance",
+    )
     isa = machine.fingerprint.to_dict().get("cpu", {}).get("isa") or []
     model = prepare(job.scenario, target=target, cpu_isa=isa, model_override=job.model_override)
     for warning in [*(str(w) for w in machine.warnings), *model.warnings]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,3 +59,22 @@ data: {total_sample_count: 64}
 warmup: {min_queries: 5, min_duration_ms: 300}
 quick: {min_duration_ms: 1000, min_query_count: 200, performance_sample_count: 32}
 """
+
+
+def git(repo: Path, *args: str) -> str:
+    """Run git in `repo` as a throwaway identity; its stdout, stripped."""
+    command = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args]
+    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Path:
+    """A one-commit repository that ignores results/runs/ and caches, as the project does."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    (path / ".gitignore").write_text("/results/runs/*\n/.cache/\n")
+    (path / "a.txt").write_text("1\n")
+    git(path, "add", ".gitignore", "a.txt")
+    git(path, "commit", "-q", "-m", "first")
+    return path

@@ -26,14 +26,16 @@ def survey(
     gpu_missing: Sequence[tuple[str, str]],
     profile: ProfileName | None,
     strict: bool = False,
+    checks: bool = True,
 ) -> Survey:
     """Fingerprint the machine and run the preflight checks; `strict` turns warnings into errors.
 
     The GPUs come from telemetry's vendor adapters (`telemetry.gpu_inventory`), read by the
-    caller: fingerprint and telemetry are sibling layers.
+    caller: fingerprint and telemetry are sibling layers. `checks=False` skips the preflight
+    (it samples the CPUs for half a second) where nobody reads its warnings.
     """
     fingerprint = collect_fingerprint(gpus=list(gpus), gpu_missing=list(gpu_missing))
-    warnings = preflight(fingerprint, profile=profile or "none")
+    warnings = preflight(fingerprint, profile=profile or "none") if checks or strict else []
     if strict:
         enforce_strict(warnings)
     return Survey(fingerprint=fingerprint, warnings=tuple(warnings))

@@ -91,7 +91,10 @@ class DeviceExecutor:
             }
             return
         for spec in self._session.inputs:
-            gather = _DeviceGather(self._gather_session(arrays[spec.name]), arrays[spec.name], self)
+            samples = arrays[spec.name]
+            gather = _DeviceGather(
+                self._gather_session(samples), samples, batch=self.batch_size, device=self._device
+            )
             self._binding.bind_ortvalue_input(spec.name, gather.output)
             self._gather[spec.name] = gather
 
@@ -167,8 +170,7 @@ class DeviceExecutor:
 class _DeviceGather:
     """Gathers batch rows from a device-resident sample tensor with a one-node ONNX graph."""
 
-    def __init__(self, session: Any, samples: np.ndarray, owner: DeviceExecutor) -> None:
-        batch, device = owner.batch_size, owner._device
+    def __init__(self, session: Any, samples: np.ndarray, *, batch: int, device: str) -> None:
         self._batch = batch
         self._session = session
         self._binding = session.io_binding()

@@ -2,43 +2,30 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from harness import images
 from harness.gitstate import NO_COMMIT, git_output, read_git_state
-
-
-def _git(repo: Path, *args: str) -> str:
-    command = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args]
-    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
+from tests.conftest import git
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A one-commit repository that ignores results/runs/ and caches, as the project does."""
-    path = tmp_path / "repo"
-    path.mkdir()
-    _git(path, "init", "-q")
-    (path / ".gitignore").write_text("/results/runs/*\n/.cache/\n")
-    (path / "a.txt").write_text("1\n")
-    _git(path, "add", ".gitignore", "a.txt")
-    _git(path, "commit", "-q", "-m", "first")
-    return path
+def repo(git_repo: Path) -> Path:
+    return git_repo
 
 
 def test_a_committed_tree_is_clean(repo: Path) -> None:
     state = read_git_state(repo)
-    assert (state.commit, state.dirty) == (_git(repo, "rev-parse", "HEAD"), False)
+    assert (state.commit, state.dirty) == (git(repo, "rev-parse", "HEAD"), False)
     assert (state.commit_problem, state.dirty_problem) == (None, None)
 
 
 def test_a_modified_tracked_file_is_dirty_staged_or_not(repo: Path) -> None:
     (repo / "a.txt").write_text("2\n")
     assert read_git_state(repo).dirty is True
-    _git(repo, "add", "a.txt")
+    git(repo, "add", "a.txt")
     assert read_git_state(repo).dirty is True
 
 
@@ -66,7 +53,7 @@ def test_outside_a_repository(tmp_path: Path) -> None:
     assert state.dirty_problem == NO_COMMIT
 
 
-def test_without_git(repo: Path) -> None:
+def test_withoutgit(repo: Path) -> None:
     state = read_git_state(repo, git=str(repo / "no-git"))
     assert state.commit is None
     assert state.commit_problem == (
@@ -80,7 +67,7 @@ def test_image_tags_and_provenance_agree(repo: Path) -> None:
     from harness.fingerprint.probe import Probe
     from harness.fingerprint.provenance import collect_harness
 
-    commit = _git(repo, "rev-parse", "HEAD")
+    commit = git(repo, "rev-parse", "HEAD")
     assert images.git_commit(repo) == commit
     (repo / "new.txt").write_text("untracked\n")
     assert images.git_commit(repo) == commit + "-dirty"

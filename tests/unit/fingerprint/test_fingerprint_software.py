@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from importlib import metadata
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import harness
 from harness.fingerprint.probe import Probe
 from harness.fingerprint.provenance import collect_harness, default_repo_dir
 from harness.fingerprint.software import collect_env, collect_software, onnxruntime_providers
+from tests.conftest import git
 
 VERSIONS = {
     "onnxruntime": "1.32.0",
@@ -109,27 +109,16 @@ def test_env_redacts_an_allowlisted_name_that_looks_like_a_secret() -> None:
     }
 
 
-def _git(repo: Path, *args: str) -> str:
-    command = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args]
-    return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
-
-
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    _git(path, "init", "-q")
-    (path / "a.txt").write_text("1\n")
-    _git(path, "add", "a.txt")
-    _git(path, "commit", "-q", "-m", "first")
-    return path
+def repo(git_repo: Path) -> Path:
+    return git_repo
 
 
 def test_clean_repo_commit(repo: Path) -> None:
     probe = Probe(repo)
     assert collect_harness(probe, repo) == {
         "version": harness.__version__,
-        "git_commit": _git(repo, "rev-parse", "HEAD"),
+        "git_commit": git(repo, "rev-parse", "HEAD"),
         "git_dirty": False,
     }
     assert probe.missing == []
