@@ -49,6 +49,7 @@ from harness.results.records import (
     Versions,
     Warmup,
 )
+from harness.runtime.probe import AttainableRate, ProbeUnavailableError, attainable_rate
 from harness.runtime.session import Session
 from harness.runtime.warmup import WarmUpStats
 
@@ -151,24 +152,50 @@ def samples_per_second(log: DetailLog) -> float | None:
 
 
 def run_utilization(spec: Requested, measured: Measured, sps: float | None) -> Utilization:
-    """Achieved FLOP/s against the peak of the precision used, at the shapes actually run."""
+    """Achieved FLOP/s against the peak and the measured attainable rate, at the run's shapes.
+
+    The attainable rate is a GEMM probe through onnxruntime on this machine (cached).
+    """
     batch = spec.scenario.batch_size
     dims = measured.session.settings["free_dimension_overrides"]
     count = count_flops(measured.info.path, dims=dims)
+    precision = spec.scenario.model.precision
+    fingerprint = measured.machine.fingerprint
     peak = resolve_peak(
         hw=spec.hw,
-        precision=spec.scenario.model.precision,
-        fingerprint=measured.machine.fingerprint.to_dict(),
+        precision=precision,
+        fingerprint=fingerprint.to_dict(),
         override_tflops=spec.scenario.peak_tflops,
     )
+    flops = count.flops / batch
+    achieved = None if sps is None or not flops > 0 else sps * flops / 1e12
+    rate, missing = _attainable(measured.session, precision, fingerprint.fingerprint_id, achieved)
     return utilization(
         samples_per_second=sps,
-        flops_per_sample=count.flops / batch,
+        flops_per_sample=flops,
         macs_per_sample=count.macs / batch,
         peak=peak,
         approximations=count.approximations,
         unknown_ops=count.unknown_ops,
+        attainable_tflops=None if rate is None else rate.tflops,
+        attainable_method=None if rate is None else rate.method,
+        attainable_missing=missing,
     )
+
+
+def _attainable(
+    session: Session, precision: str, fingerprint_id: str, achieved_tflops: float | None
+) -> tuple[AttainableRate | None, str | None]:
+    """The probe's rate, or None and why: a probe that fails never costs the run its result."""
+    try:
+        rate = attainable_rate(
+            session, precision, fingerprint_id=fingerprint_id, at_least_tflops=achieved_tflops
+        )
+    except ProbeUnavailableError as exc:
+        return None, str(exc)
+    except Exception as exc:  # the run is measured; the probe is extra
+        return None, f"the GEMM probe failed: {type(exc).__name__}: {exc}".splitlines()[0]
+    return rate, None
 
 
 def hardware(hw: str, fingerprint: Fingerprint) -> Hardware:

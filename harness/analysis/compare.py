@@ -104,6 +104,14 @@ UTILIZATION = (
         scale=100.0,
         spec=".2f",
     ),
+    Metric(
+        key="utilization.fraction_of_attainable",
+        label="utilization of attainable",
+        unit="%",
+        higher_is_better=True,
+        scale=100.0,
+        spec=".2f",
+    ),
 )
 
 

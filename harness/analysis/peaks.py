@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from harness.hardware import TARGETS
+from harness.results.measures import PeakBasis
 
 PRECISIONS: Final = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
 
@@ -23,6 +24,8 @@ class Peak:
         tflops: Dense (not structured-sparse) peak in TFLOP/s (TOPS for int8).
         source: The document and table the number comes from, or how it was derived.
         assumptions: What the number assumes, in words.
+        basis: ``datasheet``, ``derived`` (ISA and cpufreq maximum clock), ``guess`` (a clock
+            or vector width the machine does not reveal) or ``user``.
     """
 
     name: str
@@ -30,6 +33,7 @@ class Peak:
     tflops: float
     source: str
     assumptions: str = ""
+    basis: PeakBasis = "datasheet"
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
@@ -207,6 +211,7 @@ def resolve_peak(
             precision=precision,
             tflops=override_tflops,
             source="user override in scenario",
+            basis="user",
         )
     target = TARGETS.get(hw)
     if target is None:
@@ -243,21 +248,25 @@ def cpu_peak(cpu: Mapping[str, Any], precision: str) -> Peak | None:
         None without a clock, a core count, AVX2/AVX-512 or a model for ``precision``.
     """
     isa = set(cpu.get("isa") or ())
-    vector = _vector(isa, str(cpu.get("vendor") or ""))
+    vendor = str(cpu.get("vendor") or "")
+    vector = _vector(isa, vendor)
     cores, core_note = _physical_cores(cpu)
-    mhz, mhz_note = _clock_mhz(cpu)
+    mhz, mhz_note, clock_known = _clock_mhz(cpu)
     if vector is None or cores is None or mhz is None:
         return None
     rate = _ops_per_cycle(isa, vector, precision)
     if rate is None:
         return None
     ops, rate_note = rate
+    # AMD parts with AVX-512 run it on 256-bit (Zen 4) or 512-bit (Zen 5) pipes; flags can't tell.
+    width_known = not (vector.bits == 512 and "AMD" in vendor.upper())
     return Peak(
         name=f"{cpu.get('model') or 'CPU'} ({cores} cores)",
         precision=precision,
         tflops=ops * cores * mhz / 1e6,
         source="derived from the fingerprint's cpu.isa, core count and clock",
         assumptions="; ".join((f"{ops:g} ops/cycle/core: {rate_note}", core_note, mhz_note)),
+        basis="derived" if clock_known and width_known else "guess",
     )
 
 
@@ -330,12 +339,22 @@ def _physical_cores(cpu: Mapping[str, Any]) -> tuple[int | None, str]:
     )
 
 
-def _clock_mhz(cpu: Mapping[str, Any]) -> tuple[float | None, str]:
-    for key, note in (
-        ("max_mhz", "the cpufreq maximum (turbo) clock; all-core AVX-512/AMX clocks run lower"),
-        ("current_mhz", "/proc/cpuinfo's current clock (no cpufreq maximum readable)"),
+def _clock_mhz(cpu: Mapping[str, Any]) -> tuple[float | None, str, bool]:
+    """The clock, what it is, and whether it is the real maximum (False: a guess)."""
+    for key, note, known in (
+        (
+            "max_mhz",
+            "the cpufreq maximum (turbo) clock; all-core AVX-512/AMX clocks run lower",
+            True,
+        ),
+        (
+            "current_mhz",
+            "/proc/cpuinfo's current clock, a guess: no cpufreq maximum is readable (as in "
+            "most VMs), and the turbo clock may be higher",
+            False,
+        ),
     ):
         value = cpu.get(key)
         if isinstance(value, int | float) and value > 0:
-            return float(value), f"clock {value} MHz = {note}"
-    return None, "no clock"
+            return float(value), f"clock {value} MHz = {note}", known
+    return None, "no clock", False

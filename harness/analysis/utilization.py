@@ -17,6 +17,9 @@ def utilization(
     macs_per_sample: float | None = None,
     approximations: Sequence[str] = (),
     unknown_ops: Sequence[str] = (),
+    attainable_tflops: float | None = None,
+    attainable_method: str | None = None,
+    attainable_missing: str | None = None,
 ) -> Utilization:
     """Achieved TFLOP/s (samples/s x FLOPs per sample) and the fraction of ``peak`` it is.
 
@@ -27,6 +30,9 @@ def utilization(
         macs_per_sample: MACs of one sample, reported alongside when given.
         approximations: What the FLOP count approximated, one sentence each.
         unknown_ops: Op types the FLOP count had no rule for.
+        attainable_tflops: The measured attainable rate (a GEMM probe), when there is one.
+        attainable_method: How it was measured, one line.
+        attainable_missing: Why there is none, when ``attainable_tflops`` is None.
 
     Returns:
         The record; a value that cannot be known is None (never 0), and ``note`` says why
@@ -50,6 +56,21 @@ def utilization(
             "assumptions do not hold on this machine (often the clock); set peak_tflops in "
             "the scenario"
         )
+    elif peak is not None and peak.basis == "guess":
+        reasons.append(
+            "the peak is a guess (see peak_assumptions): the clock or vector width is not known "
+            "here, so compare with the measured attainable rate"
+        )
+    attainable = _positive(attainable_tflops, "attainable_tflops", [])
+    if attainable is None:
+        reasons.append(f"no attainable rate: {attainable_missing or 'not measured'}")
+    of_attainable = None if achieved is None or attainable is None else achieved / attainable
+    if of_attainable is not None and of_attainable > 1:
+        reasons.append(
+            f"achieved exceeds the measured GEMM rate ({of_attainable * 100:.0f} %): the "
+            "model's kernels beat a plain MatMul here (fused or Winograd convolutions), or the "
+            "probe ran on a busier machine"
+        )
     return Utilization(
         flops_per_sample=flops,
         macs_per_sample=macs,
@@ -59,7 +80,11 @@ def utilization(
         peak_precision=None if peak is None else peak.precision,
         peak_source=None if peak is None else peak.source,
         peak_assumptions=None if peak is None else peak.assumptions,
+        peak_basis=None if peak is None else peak.basis,
         fraction_of_peak=fraction,
+        attainable_tflops=attainable,
+        attainable_method=None if attainable is None else attainable_method,
+        fraction_of_attainable=of_attainable,
         note="; ".join(reasons) or None,
         approximations=tuple(approximations),
         unknown_ops=tuple(unknown_ops),

@@ -292,27 +292,48 @@ def _unavailable(r: RunResult) -> str:
 def _utilization(g: Group, prefix: str) -> list[Block]:
     heading = Heading(3, "Achieved against peak FLOP/s")
     found = [(label, r.utilization) for label, _, r in g.labelled(g.runs)]
-    header = ("run", "achieved TFLOP/s", "peak TFLOP/s", "utilization %", "peak", "peak source")
+    header = (
+        "run",
+        "achieved TFLOP/s",
+        "peak TFLOP/s",
+        "% of peak",
+        "attainable TFLOP/s",
+        "% of attainable",
+        "peak",
+        "peak basis",
+    )
     rows = tuple(
         (
             label,
             _f(u.achieved_tflops, ".3f"),
             _f(u.peak_tflops, ".3f"),
-            _f(None if u.fraction_of_peak is None else u.fraction_of_peak * 100, ".2f"),
+            _percent(u.fraction_of_peak) + (" (guess)" if u.peak_basis == "guess" else ""),
+            _f(u.attainable_tflops, ".3f"),
+            _percent(u.fraction_of_attainable),
             u.peak_name or "n/a",
-            u.peak_source or "n/a",
+            u.peak_basis or "n/a",
         )
         for label, u in found
     )
-    notes = _distinct([u.note for _, u in found], "Not computed")
+    notes = _distinct([u.note for _, u in found], "Notes")
+    notes += _distinct([u.peak_source for _, u in found], "Peak source")
     notes += _distinct([u.peak_assumptions for _, u in found], "Peak assumptions")
+    notes += _distinct([u.attainable_method for _, u in found], "Attainable rate")
     bars = [bar for label, u in found if (bar := _bar(label, u)) is not None]
     if not bars:
         return [heading, Table(header, rows), *notes]
-    caption = "Achieved FLOP/s (model FLOPs x samples/s) against the hardware's peak."
+    caption = (
+        "Achieved FLOP/s (model FLOPs x samples/s) against the hardware's peak; a peak marked "
+        "(guess) rests on a clock or vector width this machine does not reveal: read the "
+        "attainable column, a GEMM measured through onnxruntime here."
+    )
     png = plots.utilization_png(bars)
     image = Image(f"{prefix}-utilization.png", png, "achieved vs peak", caption)
     return [heading, Table(header, rows), *notes, image]
+
+
+def _percent(fraction: float | None) -> str:
+    return _f(None if fraction is None else fraction * 100, ".2f")
 
 
 def _distinct(texts: list[str | None], lead: str) -> list[Block]:

@@ -69,9 +69,15 @@ def _compute(result: RunResult) -> str:
         return f"n/a ({block.note})"
     text = f"{achieved:.3f} TFLOP/s achieved"
     if peak is None or share is None:
-        return f"{text}; no peak known ({block.note}); set peak_tflops in the scenario"
-    text = f"{text} of {peak:.3f} peak ({block.peak_precision}): {share * 100:.1f} %"
-    return f"{text}; {block.note}" if share > 1 and block.note else text
+        text = f"{text}; no peak known; set peak_tflops in the scenario"
+    else:
+        basis = ", a GUESS" if block.peak_basis == "guess" else ""
+        text = f"{text} of {peak:.3f} peak ({block.peak_precision}{basis}): {share * 100:.1f} %"
+    attainable, of_attainable = block.attainable_tflops, block.fraction_of_attainable
+    if attainable is not None and of_attainable is not None:
+        text = f"{text}; of {attainable:.3f} attainable (GEMM probe): {of_attainable * 100:.1f} %"
+    flagged = block.peak_basis == "guess" or (share or 0) > 1 or (of_attainable or 0) > 1
+    return f"{text}; {block.note}" if flagged and block.note else text
 
 
 def _power(result: RunResult) -> str:

@@ -8,6 +8,9 @@ from typing import Any, Literal
 
 from harness.config import Precision
 
+# How a peak was found; see Utilization.
+PeakBasis = Literal["datasheet", "derived", "guess", "user"]
+
 # Opaque JSON owned by another component (a recipe's parameters): kept as it was written.
 JsonValue = Any
 
@@ -124,6 +127,11 @@ class Utilization:
 
     A value that cannot be known is None, never 0, and ``note`` says why (None: nothing
     missing). ``fraction_of_peak`` is achieved / peak (1.0 is the whole peak).
+    ``peak_basis`` says how much the peak can be trusted: ``datasheet`` (the vendor's table),
+    ``derived`` (from the ISA and the cpufreq maximum clock), ``guess`` (a clock or vector width
+    the machine does not reveal) or ``user`` (the scenario's peak_tflops). The attainable rate
+    is measured: a GEMM through onnxruntime at the run's precision (``attainable_method``);
+    ``fraction_of_attainable`` is achieved / attainable.
     """
 
     flops_per_sample: float | None
@@ -134,7 +142,11 @@ class Utilization:
     peak_precision: str | None
     peak_source: str | None
     peak_assumptions: str | None
+    peak_basis: PeakBasis | None
     fraction_of_peak: float | None
+    attainable_tflops: float | None
+    attainable_method: str | None
+    fraction_of_attainable: float | None
     note: str | None
     approximations: tuple[str, ...]
     unknown_ops: tuple[str, ...]

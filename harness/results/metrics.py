@@ -41,6 +41,8 @@ METRICS: Mapping[str, Getter] = {
     "utilization.achieved_tflops": lambda r: r.utilization.achieved_tflops,
     "utilization.peak_tflops": lambda r: r.utilization.peak_tflops,
     "utilization.fraction_of_peak": lambda r: r.utilization.fraction_of_peak,
+    "utilization.attainable_tflops": lambda r: r.utilization.attainable_tflops,
+    "utilization.fraction_of_attainable": lambda r: r.utilization.fraction_of_attainable,
     "warmup.samples_per_second": lambda r: r.warmup.samples_per_second,
 }
 SOURCE_METRICS: Mapping[str, SourceGetter] = {

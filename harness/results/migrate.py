@@ -7,6 +7,9 @@ History:
     3. Typed records: every block has a fixed key set (null where a value does not apply);
        ``utilization.utilization`` is ``utilization.fraction_of_peak``; ``runtime.cuda_graphs``
        is always present; ``accuracy.against_fp32`` has every metric key.
+    4. ``utilization`` says how its peak was found (``peak_basis``) and carries the measured
+       attainable rate (``attainable_tflops``, ``attainable_method``, ``fraction_of_attainable``);
+       older results did not measure it, so they read as null.
 """
 
 from __future__ import annotations
@@ -71,8 +74,24 @@ def migrate_2_to_3(data: Mapping[str, Any]) -> Data:
     return out
 
 
+def migrate_3_to_4(data: Mapping[str, Any]) -> Data:
+    """Schema 3 -> 4: the peak's basis and the attainable rate were not known: null."""
+    out = copy.deepcopy(dict(data))
+    util = out.get("utilization")
+    if isinstance(util, dict):
+        for key in ("peak_basis", *ATTAINABLE_KEYS):
+            util.setdefault(key, None)
+    out["schema_version"] = 4
+    return out
+
+
+ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
+
 # version -> the step that lifts it by one
-MIGRATIONS: dict[int, Callable[[Mapping[str, Any]], Data]] = {2: migrate_2_to_3}
+MIGRATIONS: dict[int, Callable[[Mapping[str, Any]], Data]] = {
+    2: migrate_2_to_3,
+    3: migrate_3_to_4,
+}
 OLDEST_READABLE = min(MIGRATIONS)
 
 

@@ -97,6 +97,14 @@ def test_offline_runs_whole_batches_and_reports_throughput(
     assert result["samples_per_second"] > 100
     assert result["qps_with_loadgen_overhead"] is None
     assert result["latency_ns"]["early_stopping_p90"] is None
+    # Utilization against a measured GEMM through onnxruntime, beside the spec peak.
+    util = result["utilization"]
+    assert util["attainable_tflops"] > 0
+    assert util["attainable_method"].startswith("onnxruntime GEMM probe: 2 x MatMul 1024x1024 fp32")
+    assert util["fraction_of_attainable"] == pytest.approx(
+        util["achieved_tflops"] / util["attainable_tflops"]
+    )
+    assert util["peak_basis"] in {"derived", "guess"}
 
 
 def test_bench_prints_each_run_directory_last(

@@ -224,7 +224,7 @@ def test_result_round_trip(tmp_path: Path) -> None:
     assert path == tmp_path / RESULT_FILE
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data == to_dict(result)
-    assert list(data)[:2] == ["schema_version", "run_id"] and data["schema_version"] == 3
+    assert list(data)[:2] == ["schema_version", "run_id"] and data["schema_version"] == 4
     assert path.read_text(encoding="utf-8") == to_json(result)
     assert to_json(result).endswith("}\n")
     assert load_result(tmp_path) == result
@@ -261,15 +261,26 @@ def test_a_schema_2_result_is_migrated_on_load() -> None:
 
 
 def test_the_checked_in_schema_3_result_is_the_migrated_schema_2_one() -> None:
-    """tests/fixtures/results/tiny-singlestream-v3 is what schema 3 looks like.
+    """tests/fixtures/results/tiny-singlestream-v3 is what schema 3 looked like.
 
-    Regenerate it after an intended change of layout with
-    `.venv/bin/python -c "from pathlib import Path; from harness.results.runfile import
-    load_result, write_result; d = Path('tests/fixtures/results');
-    write_result(load_result(d / 'tiny-singlestream'), d / 'tiny-singlestream-v3')"`.
+    Schema 4 added the peak's basis and the attainable rate, which neither version measured:
+    both load as the same schema 4 result, with those fields null.
     """
-    assert (TINY_V3 / RESULT_FILE).read_text() == to_json(load_result(TINY_V2))
+    v3 = json.loads((TINY_V3 / RESULT_FILE).read_text())
+    assert v3["schema_version"] == 3 and "attainable_tflops" not in v3["utilization"]
+    assert to_json(load_result(TINY_V3)) == to_json(load_result(TINY_V2))
     assert load_result(TINY_V3) == load_result(TINY_V2)
+
+
+def test_a_schema_3_result_reads_with_no_attainable_rate_and_no_peak_basis() -> None:
+    util = load_result(TINY_V3).utilization
+    assert util.peak_basis is None
+    assert (util.attainable_tflops, util.attainable_method, util.fraction_of_attainable) == (
+        None,
+        None,
+        None,
+    )
+    assert util.fraction_of_peak is not None  # what schema 3 had is kept
 
 
 def _write_json(run_dir: Path, data: object) -> Path:
@@ -283,7 +294,7 @@ def test_load_result_refuses_a_newer_schema(tmp_path: Path) -> None:
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: schema_version 4 was written by a newer beyond-tops (this one reads 2 to 3); "
+        f"{path}: schema_version 5 was written by a newer beyond-tops (this one reads 2 to 4); "
         "upgrade beyond-tops"
     )
     assert info.value.exit_code == 6
@@ -295,7 +306,7 @@ def test_load_result_refuses_an_older_schema(tmp_path: Path, version: int) -> No
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: schema_version {version} is older than this beyond-tops reads (2 to 3); re-run it"
+        f"{path}: schema_version {version} is older than this beyond-tops reads (2 to 4); re-run it"
     )
 
 
@@ -322,7 +333,7 @@ def test_load_result_names_unknown_missing_or_malformed_keys(tmp_path: Path) -> 
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: not a schema_version 3 result (the file: unknown key(s) extra); re-run it"
+        f"{path}: not a schema_version 4 result (the file: unknown key(s) extra); re-run it"
     )
     del data["window"]
     _write_json(tmp_path, data)
@@ -448,7 +459,7 @@ def test_load_result_checks_values_against_the_schema(
     path = _write_json(tmp_path, data)
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
-    assert str(info.value) == f"{path}: not a schema_version 3 result ({message}); re-run it"
+    assert str(info.value) == f"{path}: not a schema_version 4 result ({message}); re-run it"
     assert "\n" not in str(info.value)
 
 

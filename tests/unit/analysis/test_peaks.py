@@ -146,6 +146,13 @@ def test_cpu_current_clock_when_no_maximum() -> None:
     assert peak is not None
     assert peak.tflops == pytest.approx(32 * 2.0e9 / 1e12)
     assert "current clock" in peak.assumptions
+    assert peak.basis == "guess"  # a VM's current clock is not its turbo clock
+
+
+def test_a_cpufreq_maximum_clock_on_a_known_width_is_derived_not_guessed() -> None:
+    peak = cpu_peak(_cpu(["avx2"]), "fp32")
+    assert peak is not None and peak.basis == "derived"
+    assert ACCELERATOR_PEAKS["H100 SXM"]["fp16"].basis == "datasheet"
 
 
 def test_amd_avx512_is_taken_at_full_width_as_an_upper_bound() -> None:
@@ -156,6 +163,7 @@ def test_amd_avx512_is_taken_at_full_width_as_an_upper_bound() -> None:
     assert peak is not None
     assert peak.tflops == pytest.approx(0.3328)
     assert "Zen 4" in peak.assumptions
+    assert peak.basis == "guess"  # even with the cpufreq maximum: the width is not known
 
 
 @pytest.mark.parametrize(
@@ -178,13 +186,18 @@ def test_cpu_peak_from_the_fixture_fingerprint() -> None:
     assert peak is not None
     # AMD EPYC, AVX-512 taken at full width, 2 cores, current clock 2596.144 MHz.
     assert peak.tflops == pytest.approx(2 * 64 * 2596.144e6 / 1e12)
+    assert peak.basis == "guess"
 
 
 def test_resolve_peak_override_wins() -> None:
     fingerprint = {"gpus": [{"name": "NVIDIA H100 80GB HBM3"}]}
     peak = resolve_peak(hw="nvidia", precision="fp16", fingerprint=fingerprint, override_tflops=5.0)
     assert peak == Peak(
-        name="user override", precision="fp16", tflops=5.0, source="user override in scenario"
+        name="user override",
+        precision="fp16",
+        tflops=5.0,
+        source="user override in scenario",
+        basis="user",
     )
 
 

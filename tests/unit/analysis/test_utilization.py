@@ -22,6 +22,8 @@ def test_exact_utilization() -> None:
         macs_per_sample=4e9,
         approximations=["bias adds not counted"],
         unknown_ops=["Foo"],
+        attainable_tflops=10.0,
+        attainable_method="probe",
     )
     assert out == Utilization(
         flops_per_sample=8e9,
@@ -32,7 +34,11 @@ def test_exact_utilization() -> None:
         peak_precision="fp16",
         peak_source="datasheet",
         peak_assumptions="a",
+        peak_basis="datasheet",
         fraction_of_peak=0.5,
+        attainable_tflops=10.0,
+        attainable_method="probe",
+        fraction_of_attainable=0.8,
         note=None,
         approximations=("bias adds not counted",),
         unknown_ops=("Foo",),
@@ -69,7 +75,7 @@ def test_unknown_flops_is_null() -> None:
     out = utilization(samples_per_second=5.0, flops_per_sample=None, peak=PEAK, macs_per_sample=1)
     assert out.flops_per_sample is None
     assert out.achieved_tflops is None
-    assert out.note == "flops_per_sample unknown"
+    assert out.note == "flops_per_sample unknown; no attainable rate: not measured"
 
 
 def test_a_result_above_the_peak_says_the_peak_is_wrong() -> None:
@@ -82,6 +88,71 @@ def test_a_result_above_the_peak_says_the_peak_is_wrong() -> None:
     assert out.note.startswith("achieved exceeds the computed peak (150 %)")
     assert "set peak_tflops in the scenario" in out.note
     kept = utilization(
-        samples_per_second=2000.0, flops_per_sample=8e9, macs_per_sample=4e9, peak=PEAK
+        samples_per_second=2000.0,
+        flops_per_sample=8e9,
+        macs_per_sample=4e9,
+        peak=PEAK,
+        attainable_tflops=20.0,
     )
     assert kept.note is None
+
+
+GUESS = Peak(name="VM CPU", precision="fp32", tflops=0.16, source="derived", basis="guess")
+
+
+def test_a_guessed_peak_is_said_to_be_a_guess_and_the_attainable_rate_stands_beside_it() -> None:
+    # 20 samples/s x 7.5 GFLOP = 0.15 TFLOP/s: 93.75 % of a guessed 0.16, 75 % of 0.2 measured.
+    out = utilization(
+        samples_per_second=20.0,
+        flops_per_sample=7.5e9,
+        macs_per_sample=3.75e9,
+        peak=GUESS,
+        attainable_tflops=0.2,
+        attainable_method="onnxruntime GEMM probe ...",
+    )
+    assert out.peak_basis == "guess"
+    assert out.fraction_of_peak == pytest.approx(0.9375)
+    assert out.fraction_of_attainable == pytest.approx(0.75)
+    assert out.attainable_method == "onnxruntime GEMM probe ..."
+    assert out.note is not None and out.note.startswith("the peak is a guess")
+    assert "measured attainable rate" in out.note
+
+
+def test_a_missing_attainable_rate_is_null_and_says_why() -> None:
+    out = utilization(
+        samples_per_second=20.0,
+        flops_per_sample=7.5e9,
+        macs_per_sample=1.0,
+        peak=PEAK,
+        attainable_missing="no GEMM probe for bf16",
+    )
+    assert out.attainable_tflops is None and out.fraction_of_attainable is None
+    assert out.attainable_method is None
+    assert out.note == "no attainable rate: no GEMM probe for bf16"
+
+
+@pytest.mark.parametrize("bad", [0.0, -2.0, math.nan, math.inf])
+def test_a_non_finite_attainable_rate_is_null(bad: float) -> None:
+    out = utilization(
+        samples_per_second=20.0,
+        flops_per_sample=7.5e9,
+        macs_per_sample=1.0,
+        peak=PEAK,
+        attainable_tflops=bad,
+        attainable_method="m",
+    )
+    assert out.attainable_tflops is None and out.fraction_of_attainable is None
+    assert out.attainable_method is None
+
+
+def test_above_the_attainable_rate_is_explained() -> None:
+    out = utilization(
+        samples_per_second=20.0,
+        flops_per_sample=7.5e9,
+        macs_per_sample=1.0,
+        peak=PEAK,
+        attainable_tflops=0.1,
+        attainable_method="m",
+    )
+    assert out.fraction_of_attainable == pytest.approx(1.5)
+    assert out.note is not None and "exceeds the measured GEMM rate (150 %)" in out.note

@@ -12,6 +12,7 @@ from pathlib import Path
 from golden import REPORTS, check_golden
 
 from harness.analysis.groups import Group, load_group
+from harness.analysis.peaks import Peak
 from harness.analysis.utilization import utilization
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
@@ -60,9 +61,10 @@ def test_a_single_run_without_telemetry(tmp_path: Path) -> None:
     result = load_group(TINY).results[0]
     u = result.utilization
     assert u.achieved_tflops and u.peak_tflops and u.fraction_of_peak
+    # The fixture predates the probe (schema 2): no attainable rate, no basis; said as n/a.
     row = (
         f"| tiny-singlestream | {u.achieved_tflops:.3f} | {u.peak_tflops:.3f} | "
-        f"{u.fraction_of_peak * 100:.2f} | {u.peak_name} |"
+        f"{u.fraction_of_peak * 100:.2f} | n/a | n/a | {u.peak_name} | n/a |"
     )
     assert row in text
     assert all(f"- [tiny-singlestream] {w}" in text for w in result.warnings)
@@ -74,9 +76,31 @@ def test_utilization_that_could_not_be_computed_says_why(tmp_path: Path) -> None
     unknown = dataclasses.replace(group.results[0], utilization=block)
     runs = dataclasses.replace(group.runs, results=(unknown,))
     text = render_markdown([dataclasses.replace(group, runs=runs)], images_dir=tmp_path)
-    assert "Not computed: flops_per_sample unknown; macs_per_sample unknown; no peak" in text
-    assert "| tiny-singlestream | n/a | n/a | n/a | n/a | n/a |" in text
+    assert "Notes: flops_per_sample unknown; macs_per_sample unknown; no peak" in text
+    assert "| tiny-singlestream | n/a | n/a | n/a | n/a | n/a | n/a | n/a |" in text
     assert "utilization.png" not in text
+
+
+def test_a_guessed_peak_is_marked_and_the_attainable_rate_shown(tmp_path: Path) -> None:
+    group = load_group(TINY)
+    guess = Peak(name="VM CPU", precision="fp32", tflops=0.2, source="derived", basis="guess")
+    block = utilization(
+        samples_per_second=20.0,
+        flops_per_sample=7.5e9,
+        macs_per_sample=3.75e9,
+        peak=guess,
+        attainable_tflops=0.25,
+        attainable_method="onnxruntime GEMM probe: 2 x MatMul 1024x1024 fp32",
+    )
+    guessed = dataclasses.replace(group.results[0], utilization=block)
+    runs = dataclasses.replace(group.runs, results=(guessed,))
+    text = render_markdown([dataclasses.replace(group, runs=runs)], images_dir=tmp_path)
+    assert (
+        "| tiny-singlestream | 0.150 | 0.200 | 75.00 (guess) | 0.250 | 60.00 | VM CPU | guess |"
+        in text
+    )
+    assert "Attainable rate: onnxruntime GEMM probe: 2 x MatMul 1024x1024 fp32." in text
+    assert "Notes: the peak is a guess" in text
 
 
 def test_an_out_of_memory_sweep_reports_its_limit(tmp_path: Path) -> None:
