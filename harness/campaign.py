@@ -20,6 +20,7 @@ from harness.analysis.stats import (
     sweep_batches,
     trial_stats,
 )
+from harness.compliance.verify import render_verdict
 from harness.config import DEFAULT_TRIALS, ProfileName, Scenario
 from harness.errors import (
     STOP_SIGNALS,
@@ -29,7 +30,8 @@ from harness.errors import (
     stop_signal,
 )
 from harness.files import INCOMPLETE_FILE, create_run_dir, mark_complete, mark_incomplete
-from harness.pipeline import Launcher, RunSpec, WorkerError, new_run_dir, run_one
+from harness.job import ComplianceTest
+from harness.pipeline import Launcher, RunSpec, WorkerError, new_run_dir, run_compliance, run_one
 from harness.report.summary import render_summary
 from harness.results.groupfile import (
     SWEEP_FILE,
@@ -41,7 +43,7 @@ from harness.results.groupfile import (
     write_sweep,
     write_trials,
 )
-from harness.results.metrics import LATENCY_P90, SAMPLES_PER_SECOND, metric_values
+from harness.results.metrics import LATENCY_P90, LATENCY_P99, SAMPLES_PER_SECOND, metric_values
 from harness.results.records import RunResult
 from harness.results.runfile import load_result
 
@@ -65,6 +67,7 @@ class Job:
     spec: RunSpec
     out_root: Path
     launch: Launcher | None = None  # None: a worker process per test (pipeline.launch_worker)
+    compliance: tuple[ComplianceTest, ...] = ()  # run after each run, in its directory
 
     @property
     def scenario(self) -> Scenario:
@@ -250,9 +253,14 @@ def _child(job: Job, out: Path, name: str | None, batch: int, stream: IO[str] | 
     if batch != spec.scenario.batch_size:
         spec = _with_batch(spec, batch)
     run_dir = new_run_dir(spec, out, name)
-    run_one(spec, run_dir, launch=job.launch or pipeline.launch_worker, progress=sys.stderr)
+    launch = job.launch or pipeline.launch_worker
+    run_one(spec, run_dir, launch=launch, progress=sys.stderr)
     if stream is not None:
         stream.write(render_summary(load_result(run_dir), str(run_dir)) + "\n\n")
+    for test in job.compliance:
+        verdict = run_compliance(spec, run_dir, test, launch=launch, progress=sys.stderr)
+        if stream is not None:
+            stream.write(render_verdict(verdict) + "\n\n")
     return run_dir
 
 
@@ -265,8 +273,11 @@ def _with_batch(spec: RunSpec, batch: int) -> RunSpec:
 
 
 def _metric(scenario: Scenario) -> tuple[str, bool]:
+    """The metric trials are judged by, and whether higher is better (MLPerf's per scenario)."""
     if scenario.scenario == "SingleStream":
         return LATENCY_P90, False
+    if scenario.scenario in ("MultiStream", "Server"):
+        return LATENCY_P99, False  # Server at a fixed rate: its tail against the bound
     return SAMPLES_PER_SECOND, True
 
 

@@ -17,7 +17,7 @@ import yaml
 from harness.errors import ConfigError
 
 SCHEMA_VERSION = 1  # of scenario files; harness.results.versions lists every format's
-ScenarioName = Literal["SingleStream", "Offline"]
+ScenarioName = Literal["SingleStream", "MultiStream", "Server", "Offline"]
 # Profiles and precisions are declared once, here: the Literal for the types and the loader,
 # the tuple (the same names, in order) for the CLI's choices, job files and checks.
 ProfileName = Literal["quick", "submission"]
@@ -28,7 +28,7 @@ Precision = Literal["fp32", "fp16", "bf16", "int8"]
 PRECISIONS: tuple[Precision, ...] = typing.get_args(Precision)
 OptLevel = Literal["disable", "basic", "extended", "all"]
 ExecutionMode = Literal["sequential", "parallel"]
-DataSource = Literal["synthetic", "npy"]
+DataSource = Literal["synthetic", "npy", "imagenet"]
 OptionValue = str | int | float | bool
 T = typing.TypeVar("T")
 # Upper bounds, far above any real benchmark, that turn a typo (an extra zero, a pasted
@@ -42,6 +42,8 @@ MAX_THREADS = 4096
 MAX_SEED = 2**32 - 1  # numpy's seed range
 MAX_TRIALS = 100
 MAX_PEAK_TFLOPS = 1e6  # an exaflop/s: more than any single device
+# One input's elements, batch x one of its dims: 8 GiB of float32, past 32-bit indexing.
+MAX_INPUT_ELEMENTS = 2**31
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,10 +122,15 @@ class DataConfig:
             raise ValueError(f"total_sample_count: must be >= 1, got {self.total_sample_count}")
         _check_range("total_sample_count", self.total_sample_count, 1, MAX_SAMPLE_COUNT)
         _check_range("seed", self.seed, 0, MAX_SEED)
-        if (self.source == "npy") != (self.dir is not None):
-            raise ValueError("dir: required when source is 'npy' and only then")
-        if self.labels and self.source != "npy":
+        if (self.source != "synthetic") != (self.dir is not None):
+            raise ValueError("dir: required when source is 'npy' or 'imagenet', and only then")
+        if self.labels and self.source == "synthetic":
             raise ValueError("labels: true needs source 'npy' with a labels file in data.dir")
+
+    @property
+    def has_labels(self) -> bool:
+        """Whether accuracy is scored against labels: npy with `labels: true`; imagenet always."""
+        return self.labels or self.source == "imagenet"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -183,8 +190,52 @@ class TelemetryConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ServerConfig:
+    """The Server scenario: Poisson arrivals at target_qps, answered by a dynamic batcher.
+
+    Attributes:
+        target_qps: The arrival rate; None finds the highest valid rate first (LoadGen's
+            FindPeakPerformance mode, then a confirming performance run at that rate).
+        latency_bound_ms: The p99 latency bound; None takes mlperf.conf's (15 ms for
+            resnet50, 10 ms for models mlperf.conf does not name).
+        max_wait_ms: How long the batcher may hold a batch open for more queries; None
+            derives it from the bound and the measured batch costs (harness.loadgen.batching).
+        queue_depth: Queries waiting at most; LoadGen's issue blocks when it is full.
+        workers: Threads that each run batches on their own executor (one session).
+    """
+
+    target_qps: float | None = None
+    latency_bound_ms: float | None = None
+    max_wait_ms: float | None = None
+    queue_depth: int = 1024
+    workers: int = 1
+
+    def __post_init__(self) -> None:
+        for key, value, high in (
+            ("target_qps", self.target_qps, 1e7),
+            ("latency_bound_ms", self.latency_bound_ms, 3.6e6),
+        ):
+            if value is not None and not (math.isfinite(value) and 0 < value <= high):
+                raise ValueError(f"{key}: must be > 0 and <= {high:g}, got {value}")
+        wait = self.max_wait_ms
+        if wait is not None and not (math.isfinite(wait) and 0 <= wait <= 1000):
+            raise ValueError(f"max_wait_ms: must be 0..1000, got {wait}")
+        _check_range("queue_depth", self.queue_depth, 1, 1 << 20)
+        _check_range("workers", self.workers, 1, 64)
+
+
+# MLPerf's mlperf.conf sets MultiStream's query at 8 samples; a submission may not change it.
+MULTISTREAM_SAMPLES_PER_QUERY = 8
+
+
+@dataclass(frozen=True, kw_only=True)
 class Scenario:
-    """One benchmark: a model, a LoadGen scenario, a batch size and runtime settings."""
+    """One benchmark: a model, a LoadGen scenario, a batch size and runtime settings.
+
+    ``batch_size`` is the model's compiled batch: SingleStream's is 1, MultiStream's is the
+    samples per query (8 in MLPerf), Offline's and Server's are the largest batch run (Server's
+    batcher pads a short batch to it, as fixed-shape engines and CUDA graphs need).
+    """
 
     schema_version: int = SCHEMA_VERSION
     name: str
@@ -198,6 +249,7 @@ class Scenario:
     warmup: WarmupConfig = field(default_factory=WarmupConfig)
     quick: QuickConfig = field(default_factory=QuickConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    server: ServerConfig = field(default_factory=ServerConfig)
 
     def __post_init__(self) -> None:
         if self.schema_version != SCHEMA_VERSION:
@@ -208,6 +260,7 @@ class Scenario:
         if self.batch_size < 1:
             raise ValueError(f"batch_size: must be >= 1, got {self.batch_size}")
         _check_range("batch_size", self.batch_size, 1, MAX_BATCH_SIZE)
+        _check_input_size(self.model.dims, self.batch_size)
         peak = self.peak_tflops
         if peak is not None and not (math.isfinite(peak) and 0 < peak <= MAX_PEAK_TFLOPS):
             raise ValueError(
@@ -233,6 +286,21 @@ class Suite:
     def __post_init__(self) -> None:
         if not self.scenarios:
             raise ValueError("scenarios: list at least one scenario file")
+
+
+def _check_input_size(dims: Mapping[str, int], batch_size: int) -> None:
+    """A ValueError when one input would exceed MAX_INPUT_ELEMENTS before a model is read.
+
+    Axis 0 of every input is the batch, so each symbolic dim sits in an input of at least
+    batch_size x that dim elements: a bound that never refuses a model that would fit.
+    """
+    for name, value in dims.items():
+        if value * batch_size > MAX_INPUT_ELEMENTS:
+            raise ValueError(
+                f"model.dims.{name}: {value} x batch_size {batch_size} = {value * batch_size:,} "
+                f"elements in one input, more than {MAX_INPUT_ELEMENTS:,}; "
+                f"lower batch_size or model.dims.{name}"
+            )
 
 
 def _check_range(key: str, value: int, low: int, high: int) -> None:

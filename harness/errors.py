@@ -90,7 +90,9 @@ ERROR_CODES: Final[Mapping[type[HarnessError], ExitCode]] = MappingProxyType(
             code=2, meaning="bad configuration or option (scenario YAML, suite, command line)"
         ),
         ModelError: ExitCode(code=3, meaning="model file missing, invalid or unsupported"),
-        DeviceError: ExitCode(code=4, meaning="hardware target or execution provider unavailable"),
+        DeviceError: ExitCode(
+            code=4, meaning="hardware target or execution provider unknown or unavailable"
+        ),
         RunError: ExitCode(
             code=5, meaning="inference failed during a run (its directory is marked INCOMPLETE)"
         ),

@@ -15,6 +15,8 @@ from harness.errors import ResultError
 INCOMPLETE_FILE = "INCOMPLETE"  # present while a run directory holds no finished result
 RESULT_FILE = "result.json"
 ACCURACY_DIR = "accuracy"  # the accuracy test, where MLPerf's submission layout puts it
+PEAK_SEARCH_DIR = "peak-search"  # Server's FindPeakPerformance test, when no rate was given
+PEAK_FILE = "peak.json"  # what the peak search found, in PEAK_SEARCH_DIR
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -41,6 +43,8 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def create_run_dir(root: Path, *, model: str, scenario: str, name: str | None = None) -> Path:
     """Make `<root>/<UTC time>-<model>-<scenario>-<short id>/`; never reuses an existing one."""
+    if root.exists() and not root.is_dir():
+        raise ResultError(f"{root}: is a file, not a directory; pass a directory as --out")
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

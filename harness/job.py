@@ -12,10 +12,16 @@ from harness.config import PROFILES, ProfileName, Scenario, scenario_from_dict, 
 from harness.errors import ConfigError
 from harness.files import atomic_write_text
 
-JOB_SCHEMA_VERSION = 1
+# History: 1, the performance and accuracy tests; 2, the compliance tests TEST01 and TEST04
+# and Server's peak search, find_peak (a version 1 file is a version 2 file without them, so
+# both are read).
+JOB_SCHEMA_VERSION = 2
+JOB_OLDEST_READABLE = 1
 JOB_FILE = "job.json"
-LoadGenTest = Literal["performance", "accuracy"]
-TESTS: tuple[LoadGenTest, ...] = ("performance", "accuracy")
+ComplianceTest = Literal["TEST01", "TEST04"]
+COMPLIANCE_TESTS: tuple[ComplianceTest, ...] = ("TEST01", "TEST04")
+LoadGenTest = Literal["performance", "accuracy", "find_peak", "TEST01", "TEST04"]
+TESTS: tuple[LoadGenTest, ...] = ("performance", "accuracy", "find_peak", *COMPLIANCE_TESTS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +55,14 @@ class Job:
     previous_attempt: str | None = None
 
 
+def as_compliance_test(test: str) -> ComplianceTest:
+    """`test` as a compliance test's name; anything else is a ConfigError."""
+    for name in COMPLIANCE_TESTS:
+        if name == test:
+            return name
+    raise ConfigError(f"{test!r} is not a compliance test (allowed: {', '.join(COMPLIANCE_TESTS)})")
+
+
 def job_to_dict(job: Job) -> dict[str, Any]:
     """The JSON form of a job, versioned."""
     return {
@@ -78,11 +92,12 @@ def read_job(path: Path) -> Job:
     """Read a job file; every problem is a one-line ConfigError naming the file and key."""
     data = _read(path)
     version = data.get("schema_version")
-    if version != JOB_SCHEMA_VERSION:
+    if type(version) is not int or not JOB_OLDEST_READABLE <= version <= JOB_SCHEMA_VERSION:
         newer = isinstance(version, int) and version > JOB_SCHEMA_VERSION
         fix = "upgrade beyond-tops" if newer else "write it again with this beyond-tops"
         raise ConfigError(
-            f"{path}: job schema_version {version!r} is not {JOB_SCHEMA_VERSION}; {fix}"
+            f"{path}: job schema_version {version!r} is not "
+            f"{JOB_OLDEST_READABLE}-{JOB_SCHEMA_VERSION}; {fix}"
         )
     where = str(path)
     test = _choice(data, "test", TESTS, where)

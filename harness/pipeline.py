@@ -1,14 +1,16 @@
 """One run directory, test by test: each LoadGen test in a worker process of its own.
 
 LoadGen keeps its settings per process and flags a second settings load as invalid for
-submission, so the accuracy test, the performance test and a re-run each get a fresh worker.
-The parent speaks to workers through files only: it writes job.json, the worker leaves
-result.json, accuracy/accuracy.json, retry.json or INCOMPLETE. Their output is for people.
+submission, so the accuracy test, the performance test, a re-run and each compliance test get
+a fresh worker. The parent speaks to workers through files only: it writes job.json, the
+worker leaves result.json, accuracy/accuracy.json, compliance/TEST0x/outcome.json, retry.json
+or INCOMPLETE. Their output is for people.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 import subprocess
 import sys
@@ -17,25 +19,36 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from harness.compliance.verify import COMPLIANCE_DIR, Verdict, verify
 from harness.config import ProfileName, Scenario
 from harness.errors import (
     STOP_SIGNALS,
     Interrupted,
+    ResultError,
     RunError,
     interrupted_cause,
     stop_signal,
 )
 from harness.files import (
     ACCURACY_DIR,
+    PEAK_FILE,
+    PEAK_SEARCH_DIR,
     RESULT_FILE,
     create_run_dir,
+    mark_complete,
     mark_incomplete,
     read_incomplete,
 )
-from harness.job import JOB_FILE, Job, LoadGenTest, write_job
+from harness.job import JOB_FILE, ComplianceTest, Job, LoadGenTest, read_job, write_job
+from harness.results.runfile import load_result
 from harness.worker import RETRY_FILE, read_retry
 
 FIRST_ATTEMPT = "attempt-1"
+# Server's confirming runs after a peak search: at most CONFIRMS, each at CONFIRM_STEP of the
+# previous rate; the invalid ones are kept in confirm-1/, confirm-2/, ...
+CONFIRMS = 3
+CONFIRM_STEP = 0.9
+CONFIRM_PREFIX = "confirm-"
 # What a re-run moves aside: the first attempt's own files, not the accuracy test's.
 _ATTEMPT_FILES = (
     JOB_FILE,
@@ -69,6 +82,26 @@ class RunSpec:
         if self.model_override is not None:
             return self.model_override.stem
         return self.scenario.model.name
+
+
+def spec_of_run(run_dir: Path) -> RunSpec:
+    """What a run directory measured, from its performance test's job.json."""
+    path = run_dir / JOB_FILE
+    if not path.is_file():
+        raise ResultError(
+            f"{run_dir}: not a run directory (no {JOB_FILE}); name a run, or a trial-N of a group"
+        )
+    job = read_job(path)
+    if job.test != "performance":
+        raise ResultError(f"{path}: a {job.test} test's job, not a run's performance test")
+    return RunSpec(
+        scenario=job.scenario,
+        scenario_path=None if job.scenario_path is None else Path(job.scenario_path),
+        profile=job.profile,
+        hw=job.hw,
+        model_override=job.model_override,
+        strict=job.strict,
+    )
 
 
 class WorkerError(RunError):
@@ -126,9 +159,12 @@ def run_one(
         mark_incomplete(run_dir, interrupted_cause(signum), STOP_SIGNALS[signum].code)
         _discard_if_unmeasured(run_dir)
         raise
-    except WorkerError:
+    except WorkerError as exc:
         _discard_if_unmeasured(run_dir)
-        raise
+        if run_dir.exists():
+            raise
+        # Nothing was measured, so nothing is kept: the worker's cause alone names the culprit.
+        raise WorkerError(exc.cause, exc.cause, exc.exit_code) from None
     if not (run_dir / RESULT_FILE).is_file():
         cause = "the performance test left no result"
         mark_incomplete(run_dir, cause, RunError.exit_code)
@@ -139,12 +175,112 @@ def run_one(
 def _tests(spec: RunSpec, run_dir: Path, launch: Launcher) -> None:
     _launch(_job(spec, run_dir / ACCURACY_DIR, "accuracy"), run_dir, launch)
     job = _job(spec, run_dir, "performance")
+    server = spec.scenario.server
+    found = None
+    if spec.scenario.scenario == "Server" and server.target_qps is None:
+        found = _peak_search(spec, run_dir, launch)
+        # The confirming run: a performance test at the rate found, in a process of its own.
+        job = _at_rate(job, found)
     _launch(job, run_dir, launch)
     retry = read_retry(run_dir)
     if retry is not None:
         _set_aside(run_dir, run_dir / FIRST_ATTEMPT)
         job = dataclasses.replace(job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT)
         _launch(job, run_dir, launch)
+    if found is not None:
+        _confirm(job, run_dir, found, launch)
+
+
+def _at_rate(job: Job, qps: float) -> Job:
+    server = dataclasses.replace(job.scenario.server, target_qps=round(qps, 3))
+    return dataclasses.replace(job, scenario=dataclasses.replace(job.scenario, server=server))
+
+
+def _confirm(job: Job, run_dir: Path, found: float, launch: Launcher) -> None:
+    """Step down from the rate the search found until a full run at it is VALID, boundedly.
+
+    LoadGen's search judges each rate by its latency bound alone, on runs as short as the
+    profile's; the confirming run also needs early stopping. An INVALID confirmation is kept
+    in confirm-N/ and the next runs at CONFIRM_STEP of the rate, at most CONFIRMS times.
+    """
+    for attempt in range(1, CONFIRMS):
+        if not (run_dir / RESULT_FILE).is_file() or load_result(run_dir).valid:
+            return
+        _set_aside(run_dir, run_dir / f"{CONFIRM_PREFIX}{attempt}", also=(RESULT_FILE,))
+        _launch(_at_rate(job, found * CONFIRM_STEP**attempt), run_dir, launch)
+
+
+def _peak_search(spec: RunSpec, run_dir: Path, launch: Launcher) -> float:
+    """Server's FindPeakPerformance test in RUN/peak-search/; the rate it found."""
+    job = _job(spec, run_dir / PEAK_SEARCH_DIR, "find_peak")
+    _launch(job, run_dir, launch)
+    path = job.run_dir / PEAK_FILE
+    try:
+        found = float(json.loads(path.read_text(encoding="utf-8"))["found_qps"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise RunError(f"{path}: the peak search left no rate ({exc})") from None
+    if not found > 0:
+        raise RunError(f"{path}: the peak search found {found} QPS; set server.target_qps")
+    return found
+
+
+def run_compliance(
+    spec: RunSpec,
+    run_dir: Path,
+    test: ComplianceTest,
+    *,
+    launch: Launcher = launch_worker,
+    progress: IO[str] | None = None,
+) -> Verdict:
+    """Run `test` for the measured run in `run_dir` in a worker of its own, then verify it.
+
+    The test gets a fresh directory, RUN/compliance/TEST0x/ (an earlier one is moved aside to
+    TEST0x-N): the worker's working directory and the only place its audit.config is written.
+    """
+    run_dir = run_dir.resolve()
+    _check_measured(run_dir, test)
+    directory = _fresh_compliance_dir(run_dir, test)
+    if progress is not None:
+        progress.write(f"== {spec.scenario.name}: compliance {test} in {directory}\n")
+    mark_incomplete(directory, f"{test} started; no verdict yet")
+    job = _job(spec, directory, test)
+    _launch(job, directory, launch)
+    retry = read_retry(directory)
+    if retry is not None:  # LoadGen ended early: once more, sized from the measured speed
+        _set_aside(directory, directory / FIRST_ATTEMPT)
+        job = dataclasses.replace(job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT)
+        _launch(job, directory, launch)
+    verdict = verify(test, run_dir, job.run_dir, spec.scenario.data)
+    mark_complete(directory)
+    return verdict
+
+
+def _check_measured(run_dir: Path, test: ComplianceTest) -> None:
+    """A compliance test compares with the run's performance (and accuracy) test: both done."""
+    needed = [run_dir / RESULT_FILE]
+    if test == "TEST01":
+        needed.append(run_dir / ACCURACY_DIR / "mlperf_log_accuracy.json")
+    for path in needed:
+        if not path.is_file():
+            raise ResultError(
+                f"{path}: missing; {test} compares with a finished run (`harness run` makes one)"
+            )
+
+
+def _fresh_compliance_dir(run_dir: Path, test: ComplianceTest) -> Path:
+    root = run_dir / COMPLIANCE_DIR
+    directory = root / test
+    try:
+        root.mkdir(exist_ok=True)
+        if directory.exists():  # never overwritten: kept as TEST0x-1, TEST0x-2, ...
+            number = 1
+            while (root / f"{test}-{number}").exists():
+                number += 1
+            directory.rename(root / f"{test}-{number}")
+        directory.mkdir()
+    except OSError as exc:
+        raise ResultError(f"{directory}: cannot make the test's directory ({exc})") from None
+    return directory
 
 
 def _discard_if_unmeasured(run_dir: Path) -> None:
@@ -194,8 +330,8 @@ def _exit_text(code: int) -> str:
     return f"worker exited with code {code}" if code >= 0 else f"killed by signal {-code}"
 
 
-def _set_aside(run_dir: Path, attempt: Path) -> None:
+def _set_aside(run_dir: Path, attempt: Path, also: tuple[str, ...] = ()) -> None:
     attempt.mkdir()
-    for name in _ATTEMPT_FILES:
+    for name in (*_ATTEMPT_FILES, *also):
         if (run_dir / name).exists():
             (run_dir / name).rename(attempt / name)

@@ -9,6 +9,8 @@ precision record, accuracy block) are decoded here, through the same checks as r
 from __future__ import annotations
 
 import datetime as dt
+import json
+import math
 import platform
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,15 +22,18 @@ from harness.analysis.flops import count_flops
 from harness.analysis.peaks import resolve_peak
 from harness.analysis.utilization import utilization
 from harness.config import ProfileName, Scenario
+from harness.files import PEAK_FILE, PEAK_SEARCH_DIR
 from harness.fingerprint.fingerprint import Fingerprint
 from harness.fingerprint.survey import Survey, image_info
 from harness.loadgen import conf as lgconf
+from harness.loadgen.batching import BatchPolicy
 from harness.loadgen.logparse import (
     DetailLog,
     effective_settings,
     latency_percentiles_ns,
     parse_detail_log,
 )
+from harness.loadgen.sut import BatcherStats
 from harness.loadgen.timed import TestPlan, Window
 from harness.models.validate import ModelInfo
 from harness.packages import required_version
@@ -44,8 +49,10 @@ from harness.results.records import (
     MeasuredWindow,
     ModelRecord,
     PreflightRecord,
+    QueueDelays,
     RunResult,
     RuntimeRecord,
+    ServerRecord,
     Versions,
     Warmup,
 )
@@ -81,6 +88,8 @@ class Measured:
     telemetry: dict[str, Any] | None
     accuracy: dict[str, Any]
     precision: dict[str, Any]
+    batcher: BatcherStats | None = None  # Server's dynamic batcher
+    batch_policy: BatchPolicy | None = None  # and how its limits were derived
 
 
 def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResult:
@@ -119,6 +128,7 @@ def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResul
         utilization=run_utilization(spec, measured, sps),
         precision=from_data(PrecisionRecord, measured.precision, "precision"),
         accuracy=accuracy,
+        server=server_record(spec, log, measured.batcher, run_dir, measured.batch_policy),
     )
 
 
@@ -138,17 +148,121 @@ def outcome(
         and not log.errors
         and accuracy_passed,
         valid=valid,
-        invalid_reasons=tuple(str(r) for r in log.get("result_invalid_reason", [])),
+        invalid_reasons=_invalid_reasons(log),
         loadgen_errors=tuple(log.errors),
     )
 
 
+def _invalid_reasons(log: DetailLog) -> tuple[str, ...]:
+    """LoadGen's reasons (it logs an empty one when early stopping alone failed: say so)."""
+    reasons = [str(r).strip() for r in log.get("result_invalid_reason", []) if str(r).strip()]
+    if log.get("result_validity") != "VALID" and log.get("early_stopping_met") is False:
+        detail = " ".join(str(log.get("early_stopping_result") or "").split())
+        reasons.append(f"early stopping not met: {detail}".strip())
+    return tuple(reasons)
+
+
 def samples_per_second(log: DetailLog) -> float | None:
-    """Offline's samples/s, or SingleStream's QPS (one sample per query)."""
-    sps = log.get("result_samples_per_second")
-    if sps is None:
-        sps = log.get("result_qps_with_loadgen_overhead")
-    return _float(sps)
+    """Samples/s: Offline's, Server's completed rate, SingleStream's QPS, or MultiStream's.
+
+    SingleStream has one sample per query; MultiStream's is its samples per query over the
+    mean query latency.
+    """
+    for key in ("result_samples_per_second", "result_completed_samples_per_sec"):
+        if log.get(key) is not None:
+            return _float(log.get(key))
+    per_query, mean_ns = (
+        log.get("effective_samples_per_query"),
+        log.get("result_mean_query_latency_ns"),
+    )
+    if log.get("effective_scenario") == "MultiStream" and per_query and mean_ns:
+        return float(per_query) * 1e9 / float(mean_ns)
+    return _float(log.get("result_qps_with_loadgen_overhead"))
+
+
+def server_record(
+    spec: Requested,
+    log: DetailLog,
+    batcher: BatcherStats | None,
+    run_dir: Path,
+    policy: BatchPolicy | None = None,
+) -> ServerRecord | None:
+    """The Server scenario's record from the detail log and the batcher (None elsewhere)."""
+    if spec.scenario.scenario != "Server":
+        return None
+    server = spec.scenario.server
+    met = log.get("result_perf_constraints_met")
+    early = log.get("early_stopping_met")
+    bound = log.get("effective_target_latency_ns")
+    percentile = log.get("effective_target_latency_percentile")
+    overlatency = log.get("result_overlatency_query_count")
+    result_text = log.get("early_stopping_result")
+    return ServerRecord(
+        target_qps=float(log.get("effective_target_qps") or server.target_qps or 0.0),
+        target_qps_source=_qps_source(run_dir),
+        scheduled_samples_per_second=_float(log.get("result_scheduled_samples_per_sec")),
+        completed_samples_per_second=_float(log.get("result_completed_samples_per_sec")),
+        latency_bound_ns=None if bound is None else int(bound),
+        latency_percentile=_percent(percentile),
+        latency_constraint_met=None if met is None else bool(met),
+        overlatency_queries=None if overlatency is None else int(overlatency),
+        early_stopping_met=None if early is None else bool(early),
+        early_stopping_result=None if result_text is None else " ".join(str(result_text).split()),
+        compiled_batch=spec.scenario.batch_size,
+        max_batch=spec.scenario.batch_size if policy is None else policy.max_batch,
+        max_wait_ms=(policy.max_wait_ms if policy is not None else server.max_wait_ms) or 0.0,
+        batching=None if policy is None else policy.how,
+        batch_costs_ms={} if policy is None else {str(k): v for k, v in policy.costs_ms.items()},
+        queue_depth=server.queue_depth,
+        workers=server.workers,
+        batches=0 if batcher is None else batcher.batches,
+        mean_batch=None if batcher is None else batcher.mean_batch,
+        batch_sizes={} if batcher is None else {str(k): v for k, v in batcher.batch_sizes.items()},
+        queue_delay_ns=_delays(None if batcher is None else batcher.queue_delay_ns),
+        hold_ns=_delays(None if batcher is None else batcher.hold_ns),
+    )
+
+
+def _delays(delays_ns: list[int] | None) -> QueueDelays | None:
+    """Percentiles of a list of durations in ns (nearest rank); None for none."""
+    if not delays_ns:
+        return None
+    ordered = sorted(delays_ns)
+
+    def rank(share: float) -> int:
+        return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
+
+    return QueueDelays(p50=rank(0.5), p90=rank(0.9), p99=rank(0.99), max=ordered[-1])
+
+
+def _qps_source(run_dir: Path) -> str:
+    """Where Server's rate came from: the scenario, or the peak search the pipeline ran."""
+    path = run_dir / PEAK_SEARCH_DIR / PEAK_FILE
+    try:
+        search = json.loads(path.read_text(encoding="utf-8"))
+        found, start, steps = search["found_qps"], search["start_qps"], len(search["steps"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "the scenario's server.target_qps"
+    text = (
+        f"LoadGen FindPeakPerformance found {found:g} QPS in {steps} runs from {start:g} QPS "
+        f"(logs in {PEAK_SEARCH_DIR}/)"
+    )
+    refused = sorted(p.name for p in run_dir.glob("confirm-*") if p.is_dir())
+    if refused:
+        text += (
+            f"; {len(refused)} confirming run(s) at a higher rate were INVALID "
+            f"({', '.join(refused)}/), so this one runs at a lower rate"
+        )
+    return f"{text}; this performance run confirms the rate or not"
+
+
+def _percent(value: Any) -> float | None:
+    """LoadGen logs the effective percentile as a fraction (0.99): as a percentage (99)."""
+    return (
+        None
+        if value is None
+        else round(float(value) * 100 if float(value) <= 1 else float(value), 6)
+    )
 
 
 def run_utilization(spec: Requested, measured: Measured, sps: float | None) -> Utilization:

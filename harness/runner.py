@@ -7,6 +7,9 @@ for a re-run when LoadGen ended a first attempt too early (`harness.pipeline` de
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +20,7 @@ import numpy as np
 from harness.analysis.accuracy import (
     accuracy_block,
     decode_outputs,
+    label_offset,
     labels_by_index,
     load_labels,
     read_accuracy_block,
@@ -24,14 +28,26 @@ from harness.analysis.accuracy import (
     verdict,
     write_accuracy_block,
 )
+from harness.compliance.outcome import ComplianceRun
+from harness.compliance.rules import AUDIT_SETTINGS
 from harness.data import SampleSource
 from harness.errors import RunError
 from harness.files import ACCURACY_DIR
 from harness.fingerprint.survey import Survey, survey
-from harness.job import Job
+from harness.job import Job, as_compliance_test
 from harness.loadgen import conf as lgconf
-from harness.loadgen.plan import expectation_from, retry_expectation, write_test_confs
-from harness.loadgen.sut import Executor, OfflineSUT, SampleStore, SingleStreamSUT, make_sut
+from harness.loadgen.batching import BatchPolicy, compiled_batches, derive_policy
+from harness.loadgen.logparse import found_peak_qps, search_steps
+from harness.loadgen.plan import Audit, expectation_from, retry_expectation, write_test_confs
+from harness.loadgen.sut import (
+    AnySUT,
+    BatcherStats,
+    Executor,
+    SampleStore,
+    ServerPlan,
+    ServerSUT,
+    make_sut,
+)
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
 from harness.models.prepare import (
     PreparedModel,
@@ -41,12 +57,13 @@ from harness.models.prepare import (
     sample_source,
 )
 from harness.models.registry import cache_root
+from harness.models.validate import resolve_dims
 from harness.recording import Measured, Requested, build_result
 from harness.results.records import RunResult
-from harness.runtime.executors import executor_for
+from harness.runtime.executors import DeviceExecutor, HostExecutor, executor_for
 from harness.runtime.session import Session, SessionRequest, create_session, placement_warnings
 from harness.runtime.targets import get_target
-from harness.runtime.warmup import describe, warm_up
+from harness.runtime.warmup import WarmUpStats, describe, warm_up
 from harness.telemetry import gpu_inventory
 from harness.telemetry.window import TelemetryWindow
 
@@ -60,29 +77,15 @@ class _Ready:
     session: Session
     source: SampleSource
     warnings: list[str]
+    server: ServerPlan | None = None  # Server: its batcher's executors and limits
+    policy: BatchPolicy | None = None  # and how they were derived
 
 
 def run_performance(job: Job, *, progress: IO[str] | None = None) -> RunResult | lgconf.Expectation:
     """The job's timed test; its result, or the expectation to re-run with when undersized."""
     ready = _prepare(job, progress)
     scenario = job.scenario
-    executor = executor_for(
-        ready.session,
-        io_binding=scenario.runtime.io_binding,
-        include_host_copies=scenario.runtime.include_host_copies,
-    )
-    warmup = warm_up(
-        executor,
-        ready.session.inputs,
-        ready.source,
-        min_queries=scenario.warmup.min_queries,
-        min_duration_ms=scenario.warmup.min_duration_ms,
-    )
-    expected = (
-        lgconf.Expectation(**vars(job.expected))
-        if job.expected is not None
-        else expectation_from(warmup.min_latency_ns, scenario.batch_size)
-    )
+    executor, warmup, expected = _warmed(job, ready)
     plan = write_test_confs(
         job.run_dir,
         scenario=scenario,
@@ -94,7 +97,7 @@ def run_performance(job: Job, *, progress: IO[str] | None = None) -> RunResult |
     )
     telemetry = TelemetryWindow(job.hw, scenario.telemetry)
     try:
-        window, completed = _loadgen_test(job, ready, executor, plan, telemetry, progress)
+        window, completed, batcher = _loadgen_test(job, ready, executor, plan, telemetry, progress)
     finally:
         telemetry.release()
     power = telemetry.finish(job.run_dir, samples=completed, scenario=scenario.scenario)
@@ -119,11 +122,60 @@ def run_performance(job: Job, *, progress: IO[str] | None = None) -> RunResult |
         telemetry=power,
         accuracy=read_accuracy_block(job.run_dir / ACCURACY_DIR),
         precision=ready.model.precision,
+        batcher=batcher,
+        batch_policy=ready.policy,
     )
     requested = Requested(
         scenario=scenario, profile=job.profile, hw=job.hw, model_name=_model_name(job)
     )
     return build_result(requested, job.run_dir, measured)
+
+
+START_SHARE = 4  # the peak search starts at a quarter of the batcher's back-to-back rate
+
+
+@dataclass(frozen=True, kw_only=True)
+class PeakSearch:
+    """What Server's peak search found: the rate, where it started and each rate it tried."""
+
+    found_qps: float
+    start_qps: float
+    steps: list[str]
+
+
+def run_peak_search(job: Job, *, progress: IO[str] | None = None) -> PeakSearch:
+    """Server with no target_qps: LoadGen's FindPeakPerformance from a rate surely valid.
+
+    The search starts at 1/START_SHARE of what the batcher's largest batch carries back to
+    back (a rate it carries with room to spare); LoadGen doubles it until a run misses the
+    latency bound, then bisects. Each step is a whole run of min_duration.
+    """
+    ready = _prepare(job, progress)
+    executor, warmup, _ = _warmed(job, ready)
+    policy = ready.policy
+    assert policy is not None  # _prepare derives it for every Server job
+    batch_ms = policy.costs_ms[policy.max_batch]
+    start = round(max(policy.max_batch / batch_ms * 1000 / START_SHARE, 0.1), 3)
+    plan = write_test_confs(
+        job.run_dir,
+        scenario=job.scenario,
+        profile=job.profile,
+        model_key=_model_key(job),
+        expected=lgconf.Expectation(latency_ns=warmup.min_latency_ns, samples_per_second=start),
+        total_samples=ready.source.total_count,
+        mode="find_peak",
+    )
+    if progress is not None:
+        progress.write(f"  Server peak search (LoadGen FindPeakPerformance) from {start:g} QPS\n")
+    _loadgen_test(job, ready, executor, plan, None, progress)
+    detail = job.run_dir / "mlperf_log_detail.txt"
+    found = found_peak_qps(detail)
+    if found is None:
+        raise RunError(
+            f"{detail}: LoadGen's peak search found no valid rate from {start:g} QPS up (see its "
+            "log); set server.target_qps to a rate this system carries"
+        )
+    return PeakSearch(found_qps=found, start_qps=start, steps=search_steps(detail))
 
 
 def run_accuracy_test(job: Job, *, progress: IO[str] | None = None) -> None:
@@ -146,6 +198,69 @@ def run_accuracy_test(job: Job, *, progress: IO[str] | None = None) -> None:
         progress.write("  accuracy pass (LoadGen AccuracyOnly)\n")
     _loadgen_test(job, ready, executor, plan, None, None)
     write_accuracy_block(_score(job, ready), job.run_dir)
+
+
+def run_compliance(
+    job: Job, *, progress: IO[str] | None = None
+) -> ComplianceRun | lgconf.Expectation:
+    """A compliance test: the performance test as it ran, under the test's audit.config.
+
+    The job's directory holds the audit.config and LoadGen's logs; the worker runs with it as
+    its working directory. Returns the expectation to re-run with when LoadGen ended early.
+    """
+    test = as_compliance_test(job.test)
+    ready = _prepare(job, progress)
+    executor, _, expected = _warmed(job, ready)
+    plan = write_test_confs(
+        job.run_dir,
+        scenario=job.scenario,
+        profile=job.profile,
+        model_key=_model_key(job),
+        expected=expected,
+        total_samples=ready.source.total_count,
+        mode="performance",
+        audit=Audit(name=f"MLPerf compliance {test}", settings=AUDIT_SETTINGS[test]),
+    )
+    audit = Path(str(plan.audit_config))
+    if progress is not None:
+        progress.write(f"  compliance {test}: performance mode under {audit}\n")
+    _, completed, _ = _loadgen_test(job, ready, executor, plan, None, progress)
+    retry = retry_expectation(job.scenario, job.run_dir, expected)
+    if retry is not None and job.attempt == 1:
+        return retry
+    return ComplianceRun(
+        test=test,
+        cwd=os.getcwd(),
+        audit_config_sha256=hashlib.sha256(audit.read_bytes()).hexdigest(),
+        response_dtype=ready.session.outputs[0].dtype.name,
+        output_kind=ready.model.kind,
+        completed_samples=completed,
+    )
+
+
+def _warmed(
+    job: Job, ready: _Ready
+) -> tuple[HostExecutor | DeviceExecutor, WarmUpStats, lgconf.Expectation]:
+    """The timed path's executor, warmed up, and what LoadGen is told to expect of it."""
+    runtime = job.scenario.runtime
+    executor = executor_for(
+        ready.session,
+        io_binding=runtime.io_binding,
+        include_host_copies=runtime.include_host_copies,
+    )
+    warmup = warm_up(
+        executor,
+        ready.session.inputs,
+        ready.source,
+        min_queries=job.scenario.warmup.min_queries,
+        min_duration_ms=job.scenario.warmup.min_duration_ms,
+    )
+    expected = (
+        lgconf.Expectation(**vars(job.expected))
+        if job.expected is not None
+        else expectation_from(warmup.min_latency_ns, job.scenario.batch_size)
+    )
+    return executor, warmup, expected
 
 
 def _prepare(job: Job, progress: IO[str] | None) -> _Ready:
@@ -176,7 +291,20 @@ def _prepare(job: Job, progress: IO[str] | None) -> _Ready:
     )
     warnings = [*model.warnings, *placement_warnings(session)]
     source = sample_source(job.scenario, session)
-    return _Ready(machine=machine, model=model, session=session, source=source, warnings=warnings)
+    server, policy = None, None
+    if job.scenario.scenario == "Server":  # before any LoadGen file: a refusal leaves nothing
+        server, policy = _server_plan(job, model, session, source)
+        if progress is not None:
+            progress.write(f"  batcher: {policy.how}\n")
+    return _Ready(
+        machine=machine,
+        model=model,
+        session=session,
+        source=source,
+        warnings=warnings,
+        server=server,
+        policy=policy,
+    )
 
 
 def _loadgen_test(
@@ -186,17 +314,26 @@ def _loadgen_test(
     plan: TestPlan,
     telemetry: TelemetryWindow | None,
     progress: IO[str] | None,
-) -> tuple[Window, int]:
-    """LoadGen's test over the SUT, with the telemetry window on its load and unload hooks."""
+) -> tuple[Window, int, BatcherStats | None]:
+    """LoadGen's test over the SUT, with the telemetry window on its load and unload hooks.
+
+    Returns the window, the samples completed, and Server's batcher statistics (or None).
+    """
     settings = load_settings(plan)
+    server = ready.server
     store = SampleStore(
         ready.source,
         ready.session.inputs,
         executor,
         on_window_open=None if telemetry is None else telemetry.open,
         on_window_close=None if telemetry is None else telemetry.close,
+        also_attach=[] if server is None else [e for w in server.workers for e in w.values()],
     )
-    sut = _make_sut(job, executor, store)
+    sut = (
+        _make_sut(job, executor, store)
+        if server is None
+        else make_sut(job.scenario, executor, store, server)
+    )
     window = run_timed_test(plan, settings, sut, store, progress=progress)
     if isinstance(sut.error, KeyboardInterrupt):
         raise sut.error
@@ -204,11 +341,59 @@ def _loadgen_test(
         raise RunError(f"{job.run_dir}: inference failed during LoadGen: {describe(sut.error)}")
     if store.hook_errors:
         raise RunError(f"{job.run_dir}: telemetry failed: {describe(store.hook_errors[0])}")
-    return window, sut.completed
+    return window, sut.completed, sut.stats if isinstance(sut, ServerSUT) else None
 
 
-def _make_sut(job: Job, executor: Executor, store: SampleStore) -> SingleStreamSUT | OfflineSUT:
-    return make_sut(job.scenario.scenario, executor, store)
+def _server_plan(
+    job: Job, model: PreparedModel, session: Session, source: SampleSource
+) -> tuple[ServerPlan, BatchPolicy]:
+    """Server's batcher: a session per compiled batch, warmed and timed, and its policy.
+
+    Each worker gets an executor per compiled batch (1, 2, 4, ... up to batch_size; the
+    sessions are shared, the buffers are not), so a batch of 3 runs padded to 4, not to 8.
+    """
+    scenario, runtime = job.scenario, job.scenario.runtime
+    host_copies = job.test == "accuracy" or runtime.include_host_copies
+    sizes = compiled_batches(scenario.batch_size)
+    sessions = {scenario.batch_size: session}
+    for size in sizes[:-1]:
+        dims = resolve_dims(model.info, batch_size=size, dims=model.dims)
+        sessions[size] = create_session(dataclasses.replace(session.request, dims=dims))
+    workers: list[dict[int, Executor]] = [
+        {
+            size: executor_for(
+                sessions[size], io_binding=runtime.io_binding, include_host_copies=host_copies
+            )
+            for size in sizes
+        }
+        for _ in range(scenario.server.workers)
+    ]
+    costs = {
+        size: warm_up(e, sessions[size].inputs, source, min_queries=5, min_duration_ms=300)
+        for w in workers
+        for size, e in w.items()
+    }  # every executor warmed (first runs are slow); the costs are the last worker's medians
+    bound_ns = lgconf.server_latency_bound_ns(scenario, _model_key(job))
+    median = {size: stats.median_latency_ns for size, stats in costs.items()}
+    if median[1] > bound_ns:
+        raise RunError(
+            f"{scenario.name}: Server's latency bound is {bound_ns / 1e6:g} ms at p99, but one "
+            f"sample alone takes {median[1] / 1e6:.1f} ms here (warm-up median at batch 1): no "
+            "arrival rate can meet it; use faster hardware or a lower precision, or raise "
+            "server.latency_bound_ms (not for a closed submission)"
+        )
+    policy = derive_policy(median, bound_ns, scenario.server.max_wait_ms)
+    plan = ServerPlan(
+        workers=workers,
+        max_batch=policy.max_batch,
+        max_wait_s=policy.max_wait_ms / 1000,
+        queue_depth=scenario.server.queue_depth,
+    )
+    return plan, policy
+
+
+def _make_sut(job: Job, executor: Executor, store: SampleStore) -> AnySUT:
+    return make_sut(job.scenario, executor, store)
 
 
 def _score(job: Job, ready: _Ready) -> dict[str, object]:
@@ -220,13 +405,14 @@ def _score(job: Job, ready: _Ready) -> dict[str, object]:
     dtype = ready.session.outputs[0].dtype
     outputs = decode_outputs(entries, dtype=dtype, shape=(len(entries[0][1]) // dtype.itemsize,))
     reference = reference_outputs(
-        ready.model, ready.source, sorted(outputs), data_key=data_key(job.scenario)
+        ready.model, ready.source, sorted(outputs), data_key=data_key(job.scenario, ready.source)
     )
     flat = {k: np.asarray(v).reshape(-1) for k, v in reference.items()}
-    labels = None
-    if job.scenario.data.labels:
+    labels, offset = None, 0
+    if job.scenario.data.has_labels:
         labels = labels_by_index(load_labels(Path(str(job.scenario.data.dir))))
-    block = accuracy_block(outputs, flat, kind=ready.model.kind, labels=labels)
+        offset = label_offset(job.scenario.data.source, [o.shape for o in ready.session.outputs])
+    block = accuracy_block(outputs, flat, kind=ready.model.kind, labels=labels, label_offset=offset)
     block.update(verdict(block))
     block["reference"] = f"FP32 source model sha256 {ready.model.source.sha256[:12]}, batch 1"
     return block

@@ -2,13 +2,16 @@
 
 The outcome is a file in the job's run directory, never a line on stdout: result.json for a
 performance test (exit 0 when LoadGen judged it VALID, 1 when INVALID), accuracy/accuracy.json
-for an accuracy test, retry.json when a first attempt must be re-run at the speed it measured,
-or INCOMPLETE with the cause and the exit code.
+for an accuracy test, outcome.json for a compliance test (which runs in its own directory, as
+its working directory), retry.json when a first attempt must be re-run at the speed it
+measured, or INCOMPLETE with the cause and the exit code.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -18,12 +21,14 @@ from harness.errors import (
     CRASHED,
     STOP_SIGNALS,
     HarnessError,
+    RunError,
     StopSignals,
     interrupted_cause,
     stop_signal,
 )
-from harness.files import atomic_write_text, mark_complete, mark_incomplete
-from harness.job import Expected, Job, read_job
+from harness.files import PEAK_FILE, atomic_write_text, mark_complete, mark_incomplete
+from harness.job import COMPLIANCE_TESTS, Expected, Job, read_job
+from harness.paths import CACHE_ENV
 
 RETRY_FILE = "retry.json"
 
@@ -52,10 +57,18 @@ def execute(job: Job, *, stops: StopSignals | None = None) -> int:
         code = STOP_SIGNALS[signum].code
         mark_incomplete(job.run_dir, interrupted_cause(signum), code)
         return code
-    except HarnessError as exc:
+    except HarnessError as exc:  # the parent prints it, from INCOMPLETE, once
         mark_incomplete(job.run_dir, f"failed: {exc}", exc.exit_code)
-        print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except MemoryError as exc:  # numpy's "Unable to allocate 4 TiB ...", an allocator's own
+        detail = str(exc) or "MemoryError"
+        model = job.model_override or job.scenario.model.path or job.scenario.model.zoo
+        cause = (
+            f"{model}: out of memory in the {job.test} test ({detail}); lower batch_size or "
+            "the model's dims, free memory, or use a larger machine"
+        )
+        mark_incomplete(job.run_dir, f"failed: {cause}", HarnessError.exit_code)
+        return HarnessError.exit_code
     except Exception as exc:  # a bug: keep its trace for the report, and mark the run
         traceback.print_exc()
         mark_incomplete(job.run_dir, f"crashed: {type(exc).__name__}: {exc}", CRASHED.code)
@@ -74,10 +87,17 @@ def _outcome(job: Job) -> int:
     # The runner imports LoadGen and onnxruntime: only a worker process pays for that.
     from harness.loadgen.conf import Expectation
     from harness.results.runfile import write_result
-    from harness.runner import run_accuracy_test, run_performance
+    from harness.runner import run_accuracy_test, run_peak_search, run_performance
 
     if job.test == "accuracy":
         run_accuracy_test(job, progress=sys.stderr)
+        return 0
+    if job.test in COMPLIANCE_TESTS:
+        return _compliance(job)
+    if job.test == "find_peak":
+        search = run_peak_search(job, progress=sys.stderr)
+        atomic_write_text(job.run_dir / PEAK_FILE, json.dumps(vars(search), indent=2) + "\n")
+        mark_complete(job.run_dir)
         return 0
     outcome = run_performance(job, progress=sys.stderr)
     if isinstance(outcome, Expectation):  # LoadGen's run was sized too small: ask for a re-run
@@ -86,6 +106,53 @@ def _outcome(job: Job) -> int:
     write_result(outcome, job.run_dir)
     mark_complete(job.run_dir)
     return 0 if outcome.valid else 1
+
+
+def _compliance(job: Job) -> int:
+    """A compliance test, with its own directory as the working directory LoadGen sees.
+
+    LoadGen looks for audit.config in its working directory; this worker's is the one
+    directory where the test's audit.config lies, so no other test can read it.
+    """
+    from harness.compliance.outcome import write_outcome
+    from harness.loadgen.conf import Expectation
+    from harness.runner import run_compliance
+
+    job = enter_own_directory(job)
+    outcome = run_compliance(job, progress=sys.stderr)
+    if isinstance(outcome, Expectation):  # LoadGen's run was sized too small: ask for a re-run
+        atomic_write_text(job.run_dir / RETRY_FILE, json.dumps(vars(outcome)) + "\n")
+        return 0
+    write_outcome(outcome, job.run_dir)
+    mark_complete(job.run_dir)
+    return 0
+
+
+def enter_own_directory(job: Job) -> Job:
+    """Work in the job's directory (its parent made it); the job, its files named from `/`.
+
+    Relative paths (the model file, the data directory, the cache in BEYOND_TOPS_CACHE) name
+    files from the directory the worker started in; they keep naming them after the move.
+    """
+    scenario = job.scenario
+    model, data = scenario.model, scenario.data
+    if model.path is not None:
+        model = dataclasses.replace(model, path=os.path.abspath(model.path))
+    if data.dir is not None:
+        data = dataclasses.replace(data, dir=os.path.abspath(data.dir))
+    cache = os.environ.get(CACHE_ENV)
+    if cache and not os.path.isabs(cache):
+        os.environ[CACHE_ENV] = os.path.abspath(cache)
+    run_dir = job.run_dir.absolute()
+    try:
+        os.chdir(run_dir)
+    except OSError as exc:
+        raise RunError(
+            f"{run_dir}: cannot work in the compliance test's directory ({exc.strerror}); "
+            "run `harness compliance` again"
+        ) from None
+    moved = dataclasses.replace(scenario, model=model, data=data)
+    return dataclasses.replace(job, scenario=moved, run_dir=run_dir)
 
 
 if __name__ == "__main__":

@@ -352,6 +352,35 @@ def labels_by_index(labels: Mapping[str, int]) -> dict[int, int]:
     return dict(enumerate(labels.values()))
 
 
+# ImageNet's labels are 0-999; MLPerf's ResNet-50 (resnet50_v1.onnx) scores 1001 classes whose
+# class 0 is "background", so its ArgMax:0 minus 1 is the label (the reference's offset -1).
+IMAGENET_LABEL_OFFSETS = {1000: 0, 1001: 1}
+
+
+def label_offset(source: str, output_shapes: Sequence[Sequence[int | str | None]]) -> int:
+    """The label offset (see :func:`label_accuracy`) for a data source and model outputs.
+
+    For ``imagenet`` it follows the class count: the last dimension of the first 2-D output
+    wider than 1, which for MLPerf's file (outputs ``ArgMax:0`` [N], ``softmax_tensor:0``
+    [N, 1001]) is the scores, not the class index. Other sources' labels are in the model's
+    own classes: 0.
+
+    Raises:
+        ConfigError: If an imagenet model has no output of 1000 or 1001 classes.
+    """
+    if source != "imagenet":
+        return 0
+    classes = next((s[-1] for s in output_shapes if len(s) == 2 and s[-1] != 1), None)
+    offset = IMAGENET_LABEL_OFFSETS.get(classes) if isinstance(classes, int) else None
+    if offset is None:
+        shapes = ", ".join(str(list(s)) for s in output_shapes)
+        raise ConfigError(
+            f"data.source imagenet: the model's outputs are {shapes}; scoring ImageNet labels "
+            "needs a [N, 1000] or [N, 1001] (class 0 background, as MLPerf's) scores output"
+        )
+    return offset
+
+
 def _val_map(path: Path) -> dict[str, int]:
     labels: dict[str, int] = {}
     for number, line in _lines(path):

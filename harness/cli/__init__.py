@@ -12,6 +12,7 @@ import select
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from harness import __version__
 from harness.cli.inspection import (
@@ -27,10 +28,18 @@ from harness.cli.inspection import (
     _report,
     _show,
 )
-from harness.cli.measure import _bench, _run, _sweep
+from harness.cli.measure import _bench, _run, _sweep, add_compliance_verb
 from harness.cli.measure import _job as _job  # re-exported: tests build jobs through harness.cli
+from harness.cli.submission import add_fetch_action, add_submission_verb
 from harness.config import DEFAULT_TRIALS, PRECISIONS, PROFILES
-from harness.errors import BROKEN_PIPE, HarnessError, exit_code_table, run_reporting_errors
+from harness.errors import (
+    BROKEN_PIPE,
+    ERROR_CODES,
+    ConfigError,
+    HarnessError,
+    exit_code_table,
+    run_reporting_errors,
+)
 from harness.hardware import HW_NAMES
 
 # A reader that stops early (`harness show RUN | head`) closes our stdout: we exit quietly with
@@ -117,8 +126,20 @@ class _VersionAction(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are one `error:` line, as every other error is.
+
+    Its subparsers are of this class too (add_subparsers takes the parent's class).
+    """
+
+    def error(self, message: str) -> NoReturn:
+        """A bad option or argument: one line naming it and the help to read; exit 2."""
+        code = ERROR_CODES[ConfigError].code  # a bad command line is a bad option
+        self.exit(code, f"error: {self.prog}: {message}; see `{self.prog} --help`\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = _Parser(
         prog="harness",
         description="beyond-tops: MLPerf LoadGen benchmarks of ONNX models on real hardware.",
         epilog=EXIT_CODES,
@@ -140,6 +161,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("names", nargs="*", help="zoo model names (default: those the suite needs)")
     build.add_argument("--suite", default="quick", help="suite whose models to build")
     build.set_defaults(func=_models_build)
+    add_fetch_action(models_verbs)
     _image_verbs(verbs)
 
     run = verbs.add_parser("run", help="run one scenario")
@@ -192,6 +214,8 @@ def _parser() -> argparse.ArgumentParser:
     show = verbs.add_parser("show", help="print a run directory's result as a table")
     show.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
     show.set_defaults(func=_show)
+    add_compliance_verb(verbs)
+    add_submission_verb(verbs)
     return parser
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from harness.cli.measure import _find_suite
 from harness.config import load_scenario
 from harness.errors import ConfigError, ResultError
+from harness.hardware import get_target
 from harness.report.summary import render_summary
 
 if TYPE_CHECKING:
@@ -103,6 +104,7 @@ def _survey(hw: str) -> Survey:
     from harness.fingerprint.survey import survey
     from harness.telemetry import gpu_inventory
 
+    get_target(hw)  # an unknown --hw: the same line and code as `harness run` gives
     gpus, missing = gpu_inventory(hw)
     return survey(gpus=gpus, gpu_missing=missing, profile=None)
 

@@ -1,4 +1,4 @@
-"""The measuring verbs, run, bench and sweep, and the jobs they build from files and options."""
+"""The measuring verbs, run, bench, sweep and compliance, and the jobs they build."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import dataclasses
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from harness.config import (
     MAX_BATCH_SIZE,
@@ -20,11 +20,16 @@ from harness.config import (
     load_scenario,
     load_suite,
 )
-from harness.errors import ConfigError, HarnessError
+from harness.errors import INVALID, SUCCESS, ConfigError, HarnessError
+from harness.hardware import get_target as hardware_target
+from harness.job import COMPLIANCE_TESTS
+
+P = TypeVar("P", bound=argparse.ArgumentParser)  # the CLI's parser class, and its subparsers
 
 if TYPE_CHECKING:
     from harness.campaign import Job
-    from harness.pipeline import Launcher
+    from harness.job import ComplianceTest
+    from harness.pipeline import Launcher, RunSpec
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -88,6 +93,43 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _compliance(args: argparse.Namespace) -> int:
+    from harness.compliance.verify import render_verdict
+    from harness.job import as_compliance_test
+    from harness.pipeline import launch_worker, run_compliance, spec_of_run
+
+    spec = spec_of_run(args.run_dir)
+    args.hw, args.out = spec.hw, args.run_dir  # a container sees the run's target and directory
+    launch = _launcher(args) or launch_worker
+    _prepare(args)
+    test = as_compliance_test(args.test)
+    verdict = run_compliance(spec, args.run_dir, test, launch=launch, progress=sys.stderr)
+    print(render_verdict(verdict))
+    return SUCCESS.code if verdict.passed else INVALID.code
+
+
+def add_compliance_verb(verbs: argparse._SubParsersAction[P]) -> None:
+    """`harness compliance TEST01|TEST04 RUN`."""
+    parser = verbs.add_parser(
+        "compliance",
+        help="run MLPerf's compliance TEST01 or TEST04 for a finished run, and verify it",
+        description="Runs the test in RUN/compliance/TEST0x/ (its worker's working directory, "
+        "where its audit.config is written) and writes verify_performance.txt, "
+        "verify_accuracy.txt (TEST01) and verdict.json there; exits 1 on TEST FAIL.",
+    )
+    parser.add_argument("test", choices=COMPLIANCE_TESTS, help="the compliance test")
+    parser.add_argument("run_dir", type=Path, metavar="RUN", help="a finished run directory")
+    parser.add_argument(
+        "--runner",
+        choices=("local", "docker"),
+        default="local",
+        help="where the worker runs: local (this install) or docker (the run's HW image)",
+    )
+    parser.add_argument("--image", help="with --runner docker: run this image (tag or ID)")
+    parser.add_argument("--cache", type=Path, help="with --runner docker: the model cache")
+    parser.set_defaults(func=_compliance, launcher=None)
+
+
 def _check_trials(args: argparse.Namespace) -> None:
     """--trials within the range a scenario's `trials` allows, checked before anything runs."""
     if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
@@ -122,6 +164,9 @@ def _job(
     from harness.campaign import Job  # imports the analysis stack; only when running
     from harness.pipeline import RunSpec
 
+    hardware_target(args.hw)  # an unknown --hw is one line here, not a failed worker
+    if is_suite_file(path):
+        raise ConfigError(f"{path}: is a suite, not a scenario; use `harness bench {path}`")
     scenario = load_scenario(path)
     from harness.telemetry.external import check_meter_opt_in
 
@@ -131,15 +176,12 @@ def _job(
     if getattr(args, "batch_size", None) is not None:
         scenario = _with_batch(scenario, args.batch_size, path)
     if getattr(args, "providers", None):
-        from harness.runtime.targets import get_target, selected_providers
-
         names = tuple(p.strip() for p in str(args.providers).split(",") if p.strip())
-        try:
-            selected_providers(get_target(args.hw), names)
-        except ConfigError as exc:
-            raise ConfigError(f"--providers: {exc}") from None
+        _check_chain(args.hw, names, "--providers")
         runtime = dataclasses.replace(scenario.runtime, providers=names)
         scenario = dataclasses.replace(scenario, runtime=runtime)
+    elif scenario.runtime.providers:  # here, not first in a worker that then fails
+        _check_chain(args.hw, scenario.runtime.providers, str(path))
     spec = RunSpec(
         scenario=scenario,
         scenario_path=path,
@@ -148,7 +190,28 @@ def _job(
         model_override=model,
         strict=args.strict,
     )
-    return Job(spec=spec, out_root=args.out, launch=_launcher(args))
+    return Job(
+        spec=spec, out_root=args.out, launch=_launcher(args), compliance=_compliance_tests(spec)
+    )
+
+
+def _check_chain(hw: str, names: tuple[str, ...], where: str) -> None:
+    """`names` must be a part of HW's provider chain, in its order; the error names `where`."""
+    from harness.runtime.targets import get_target, selected_providers
+
+    try:
+        selected_providers(get_target(hw), names)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _compliance_tests(spec: RunSpec) -> tuple[ComplianceTest, ...]:
+    """The submission profile runs the compliance tests MLPerf requires of the model."""
+    from harness.compliance.rules import required_tests
+
+    if spec.profile != "submission":
+        return ()
+    return required_tests(spec.scenario.model.loadgen_name or spec.model_name)
 
 
 def _launcher(args: argparse.Namespace) -> Launcher | None:
@@ -192,13 +255,14 @@ def _with_batch(scenario: Scenario, batch_size: int, path: Path) -> Scenario:
 
 
 def _group_status(path: Path) -> int:
-    """0 when every run under `path` is LoadGen-VALID, else 1."""
+    """0 when every run under `path` is LoadGen-VALID and passed its compliance tests, else 1."""
+    from harness.compliance.verify import compliance_passed
     from harness.files import RESULT_FILE
     from harness.results.runfile import load_result
 
     results = [path] if (path / RESULT_FILE).is_file() else []
     results += sorted(p.parent for p in path.rglob(f"trial-*/{RESULT_FILE}"))
-    valid = [load_result(run).outcome.valid for run in results]
+    valid = [load_result(run).outcome.valid and compliance_passed(run) for run in results]
     return 0 if valid and all(valid) else 1
 
 

@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.config import ProfileName, Scenario
-from harness.errors import RunError
+from harness.config import MULTISTREAM_SAMPLES_PER_QUERY, ProfileName, Scenario
+from harness.errors import ConfigError, RunError
 
 _CONF_START = b"# The format of this config file is 'key = value'."
+ACCURACY_SERVER_QPS = 10000.0  # a Server accuracy test's arrival rate when none is given
 
 
 def official_mlperf_conf() -> str:
@@ -56,12 +57,30 @@ def user_conf_overrides(
     to the submitter (none for an accuracy test); the quick profile also shortens the run.
     """
     overrides: dict[str, int | float] = {}
+    if scenario.scenario == "MultiStream" and scenario.batch_size != MULTISTREAM_SAMPLES_PER_QUERY:
+        if profile == "submission":
+            raise ConfigError(
+                f"batch_size: MLPerf's MultiStream query is {MULTISTREAM_SAMPLES_PER_QUERY} "
+                f"samples and a submission may not change it (got {scenario.batch_size}); set "
+                f"batch_size: {MULTISTREAM_SAMPLES_PER_QUERY}"
+            )
+        overrides["samples_per_query"] = scenario.batch_size
+    if scenario.scenario == "Server" and scenario.server.latency_bound_ms is not None:
+        overrides["target_latency"] = scenario.server.latency_bound_ms
     if expected is None:  # an accuracy test: every sample once, whatever the speed
-        pass
-    elif scenario.scenario == "SingleStream":
+        if scenario.scenario == "Server":
+            # mlperf.conf's 1 QPS would take a second per sample: the rate does not change
+            # the responses, so the accuracy test runs at the scenario's, or as fast as it can.
+            overrides["target_qps"] = scenario.server.target_qps or ACCURACY_SERVER_QPS
+    elif scenario.scenario in ("SingleStream", "MultiStream"):
         # LoadGen pre-generates min_duration / expected latency queries; under-estimating the
         # latency only costs memory, over-estimating it ends the run early, so halve it.
         overrides["target_latency"] = round(max(expected.latency_ns / 2, 1000.0) / 1e6, 6)
+    elif scenario.scenario == "Server":
+        # The arrival rate is the experiment, not a sizing hint: the user's, or the rate the
+        # peak search found, or (for the search) the warm-up's throughput as its start.
+        qps = scenario.server.target_qps or expected.samples_per_second
+        overrides["target_qps"] = round(max(qps, 0.1), 3)
     else:
         # Offline sizes its single query as min_duration x target_qps. A short warm-up often
         # runs slower than steady state, and a query that is too small is INVALID: aim 25 % high.
@@ -80,3 +99,32 @@ def render_user_conf(
     lines = ["# written by beyond-tops; applied on top of LoadGen's official mlperf.conf"]
     lines += [f"{model_key}.{scenario_name}.{key} = {value}" for key, value in overrides.items()]
     return "\n".join(lines) + "\n"
+
+
+def conf_value(text: str, model_key: str, scenario: str, key: str) -> str | None:
+    """A key's value in mlperf.conf-format text, as LoadGen resolves it.
+
+    The most specific line wins: ``model.Scenario`` over ``model.*`` over ``*.Scenario`` over
+    ``*.*``; among equals, the last. None when no line sets it.
+    """
+    best: tuple[int, str] | None = None
+    for line in text.splitlines():
+        head, sep, value = line.partition("=")
+        parts = head.strip().split(".")
+        if not sep or line.lstrip().startswith("#") or len(parts) != 3 or parts[2] != key:
+            continue
+        model, scen = parts[0], parts[1]
+        if model not in (model_key, "*") or scen not in (scenario, "*"):
+            continue
+        rank = (model == model_key) * 2 + (scen == scenario)
+        if best is None or rank >= best[0]:
+            best = (rank, value.strip())
+    return None if best is None else best[1]
+
+
+def server_latency_bound_ns(scenario: Scenario, model_key: str) -> int:
+    """Server's latency bound: the scenario's, else mlperf.conf's for the model (ns)."""
+    if scenario.server.latency_bound_ms is not None:
+        return round(scenario.server.latency_bound_ms * 1e6)
+    value = conf_value(official_mlperf_conf(), model_key, "Server", "target_latency")
+    return round(float(value or 10) * 1e6)  # LoadGen's own default: 10 ms

@@ -71,15 +71,22 @@ def parse_detail_log(path: Path) -> DetailLog:
 
 
 def latency_percentiles_ns(log: DetailLog) -> dict[str, int | None]:
-    """p50…p99.9 latencies in ns, and LoadGen's early-stopping p90 estimate (SingleStream)."""
+    """p50…p99.9 latencies in ns, and LoadGen's early-stopping estimates.
+
+    MultiStream's are per query (LoadGen's ``per_query`` keys), as MLPerf scores it; its
+    early-stopping p99 estimate is logged as 0 when early stopping was not met (None here).
+    """
+    query = "_per_query" if log.get("result_50.00_percentile_per_query_latency_ns") else ""
+    stat = "_query" if query else ""
     out: dict[str, int | None] = {
-        name: _int_or_none(log.get(f"result_{pct}_percentile_latency_ns"))
+        name: _int_or_none(log.get(f"result_{pct}_percentile{query}_latency_ns"))
         for name, pct in PERCENTILES.items()
     }
-    out["mean"] = _int_or_none(log.get("result_mean_latency_ns"))
-    out["min"] = _int_or_none(log.get("result_min_latency_ns"))
-    out["max"] = _int_or_none(log.get("result_max_latency_ns"))
+    out["mean"] = _int_or_none(log.get(f"result_mean{stat}_latency_ns"))
+    out["min"] = _int_or_none(log.get(f"result_min{stat}_latency_ns"))
+    out["max"] = _int_or_none(log.get(f"result_max{stat}_latency_ns"))
     out["early_stopping_p90"] = _int_or_none(log.get("early_stopping_latency_ss"))
+    out["early_stopping_p99"] = _int_or_none(log.get("early_stopping_latency_ms")) or None
     return out
 
 
@@ -91,3 +98,33 @@ def effective_settings(log: DetailLog) -> dict[str, Any]:
 
 def _int_or_none(value: Any) -> int | None:
     return None if value is None else int(value)
+
+
+_PEAK_FOUND = "FindPeakPerformance: Found peak performance field:"
+
+
+def found_peak_qps(path: Path) -> float | None:
+    """The rate LoadGen's FindPeakPerformance mode settled on, from its detail log; or None.
+
+    LoadGen says it in a generic message (the last of many the search logs), not a key.
+    """
+    try:
+        with path.open(encoding="utf-8") as handle:
+            log = parse_detail_lines((line for line in handle if _PEAK_FOUND in line), str(path))
+    except FileNotFoundError:
+        raise ResultError(f"{path}: LoadGen wrote no detail log; no search ran") from None
+    message = str(log.get("generic_message") or "")
+    if _PEAK_FOUND not in message:
+        return None
+    return float(message.split(_PEAK_FOUND, 1)[1].strip())
+
+
+def search_steps(path: Path) -> list[str]:
+    """The rates LoadGen's peak search tried, as it logged them, in order."""
+    steps: list[str] = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if "generic_message" in line and ("FindBoundaries" in line or "BinarySearch" in line):
+                entry = json.loads(line[len(_PREFIX) :])
+                steps.append(str(entry["value"]))
+    return steps

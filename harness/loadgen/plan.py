@@ -1,7 +1,9 @@
-"""One LoadGen test's files and sizing: its mlperf.conf and user.conf, and the re-run rule."""
+"""One LoadGen test's files and sizing: mlperf.conf, user.conf, audit.config, the re-run rule."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.config import ProfileName, Scenario
@@ -13,6 +15,16 @@ from harness.loadgen.timed import TestPlan
 # LoadGen's words when its run was too short for the speed it was told to expect.
 _UNDERSIZED = ("Increase expected QPS", "Decrease the expected latency")
 
+AUDIT_CONFIG = "audit.config"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Audit:
+    """An audit.config's settings: LoadGen applies them over mlperf.conf and user.conf."""
+
+    name: str  # what the file is for, e.g. "MLPerf compliance TEST01"
+    settings: Mapping[str, int]  # LoadGen keys without the model.scenario prefix
+
 
 def write_test_confs(
     out_dir: Path,
@@ -23,8 +35,13 @@ def write_test_confs(
     expected: lgconf.Expectation | None,
     total_samples: int,
     mode: str,
+    audit: Audit | None = None,
 ) -> TestPlan:
-    """Write the official mlperf.conf and our user.conf into `out_dir`; return the plan."""
+    """Write the official mlperf.conf and our user.conf into `out_dir`; return the plan.
+
+    A compliance test (`audit`) also gets its audit.config there, and only there: LoadGen is
+    handed that file by path, and every other test is handed none (`harness.loadgen.timed`).
+    """
     overrides = lgconf.user_conf_overrides(scenario, profile, expected)
     if mode == "accuracy" and profile == "quick":
         overrides["accuracy_sample_count_override"] = min(
@@ -42,7 +59,22 @@ def write_test_confs(
         user_conf=out_dir / "user.conf",
         out_dir=out_dir,
         total_sample_count=total_samples,
+        audit_config=None if audit is None else write_audit_config(out_dir, audit),
     )
+
+
+def render_audit_config(audit: Audit) -> str:
+    """audit.config text: each setting for every model (`*`) and scenario (`*`)."""
+    lines = [f"# {audit.name}, written by beyond-tops; LoadGen applies it last"]
+    lines += [f"*.*.{key} = {value}" for key, value in audit.settings.items()]
+    return "\n".join(lines) + "\n"
+
+
+def write_audit_config(out_dir: Path, audit: Audit) -> Path:
+    """Write the audit.config into a compliance test's own directory, atomically."""
+    path = out_dir / AUDIT_CONFIG
+    atomic_write_text(path, render_audit_config(audit))
+    return path
 
 
 def retry_expectation(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -14,10 +15,26 @@ import mlperf_loadgen as lg
 
 from harness.config import ScenarioName
 from harness.errors import ConfigError, RunError
-from harness.loadgen.sut import OfflineSUT, SampleStore, SingleStreamSUT
+from harness.loadgen.sut import AnySUT, SampleStore
 
-_SCENARIOS = {"SingleStream": lg.TestScenario.SingleStream, "Offline": lg.TestScenario.Offline}
-_MODES = {"performance": lg.TestMode.PerformanceOnly, "accuracy": lg.TestMode.AccuracyOnly}
+# Python hands the GIL to a waiting thread only every switch interval (5 ms by default): a
+# Server worker whose hold just ended, or whose batch just finished, would wait that long for
+# the thread that holds it. 0.5 ms while LoadGen measures keeps hand-overs within the bound.
+SWITCH_INTERVAL_S = 0.0005
+
+_SCENARIOS = {
+    "SingleStream": lg.TestScenario.SingleStream,
+    "MultiStream": lg.TestScenario.MultiStream,
+    "Server": lg.TestScenario.Server,
+    "Offline": lg.TestScenario.Offline,
+}
+_MODES = {
+    "performance": lg.TestMode.PerformanceOnly,
+    "accuracy": lg.TestMode.AccuracyOnly,
+    # Server: from target_qps up, LoadGen doubles the rate until a run fails its latency
+    # bound, then bisects; every step is a whole run of min_duration.
+    "find_peak": lg.TestMode.FindPeakPerformance,
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,6 +50,9 @@ class TestPlan:
     user_conf: Path
     out_dir: Path
     total_sample_count: int
+    # A compliance test's audit.config; None for every other test, which LoadGen is then
+    # told to read from no file at all (not even an audit.config in the working directory).
+    audit_config: Path | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -68,7 +88,7 @@ def performance_sample_count(settings: lg.TestSettings, plan: TestPlan) -> int:
 def run_timed_test(
     plan: TestPlan,
     settings: lg.TestSettings,
-    sut: SingleStreamSUT | OfflineSUT,
+    sut: AnySUT,
     store: SampleStore,
     *,
     progress: IO[str] | None = None,
@@ -96,7 +116,7 @@ def run_timed_test(
 
     def start_test() -> None:
         try:
-            lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log)
+            lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log, _audit_path(plan))
         except Exception as exc:  # re-raised in the calling thread below
             failures.append(exc)
         finally:
@@ -106,12 +126,18 @@ def run_timed_test(
     reporter = _Progress(sut, int(settings.min_duration_ms), progress, clock)
     gc.collect()
     gc.disable()
+    switch_s = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     start = clock()
+    sut.start()
     try:
         worker.start()
         _wait(finished, sut, reporter)
     finally:
         end = clock()
+        if finished.is_set():
+            sut.stop()
+        sys.setswitchinterval(switch_s)
         gc.enable()
         if finished.is_set():  # never free what a running LoadGen still uses
             lg.DestroyQSL(handle_qsl)
@@ -121,9 +147,16 @@ def run_timed_test(
     return Window(start_ns=start, end_ns=end)
 
 
-def _wait(
-    finished: threading.Event, sut: SingleStreamSUT | OfflineSUT, reporter: _Progress
-) -> None:
+def _audit_path(plan: TestPlan) -> str:
+    """The audit.config LoadGen applies: the plan's, or none.
+
+    LoadGen applies the file it is given if it exists, and defaults to `audit.config` in the
+    working directory, where MLPerf's instructions leave one behind. "" names no file.
+    """
+    return "" if plan.audit_config is None else str(plan.audit_config)
+
+
+def _wait(finished: threading.Event, sut: AnySUT, reporter: _Progress) -> None:
     # An Event, not Thread.join: a join interrupted by Ctrl-C can report a live thread as done.
     interrupted = False
     while True:
@@ -144,7 +177,7 @@ class _Progress:
 
     def __init__(
         self,
-        sut: SingleStreamSUT | OfflineSUT,
+        sut: AnySUT,
         min_duration_ms: int,
         stream: IO[str] | None,
         clock: Callable[[], int],

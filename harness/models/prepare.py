@@ -15,6 +15,7 @@ import numpy as np
 from harness.config import Scenario
 from harness.data import NpySource, SampleSource, SyntheticSource
 from harness.files import atomic_write_bytes
+from harness.imagenet import ImagenetSource
 from harness.models.calibration import draw_calibration
 from harness.models.precision import convert
 from harness.models.recipes import check_precision_supported, default_recipe, isa_for_precision
@@ -86,6 +87,8 @@ def sample_source(scenario: Scenario, session: Session) -> SampleSource:
     """The QSL's data for a session's inputs."""
     if scenario.data.source == "npy":
         return NpySource(Path(str(scenario.data.dir)), session.inputs)
+    if scenario.data.source == "imagenet":
+        return ImagenetSource(Path(str(scenario.data.dir)), session.inputs)
     return SyntheticSource(
         session.inputs, total_count=scenario.data.total_sample_count, seed=scenario.data.seed
     )
@@ -145,10 +148,16 @@ def _reference_key(
     return digest.hexdigest()[:32]
 
 
-def data_key(scenario: Scenario) -> str:
-    """A readable name of the QSL data; the reference cache also hashes the data itself."""
+def data_key(scenario: Scenario, source: SampleSource) -> str:
+    """A readable name of the QSL data; the reference cache also hashes the data itself.
+
+    An ImageNet folder adds its content key (val_map.txt and every image's bytes).
+    """
     data = scenario.data
-    return f"{data.source}:{data.dir}:{data.seed}:{data.total_sample_count}"
+    key = f"{data.source}:{data.dir}:{data.seed}:{data.total_sample_count}"
+    if isinstance(source, ImagenetSource):
+        key += f":{source.content_key}"
+    return key
 
 
 def _source_path(scenario: Scenario, override: Path | None) -> Path:

@@ -128,7 +128,8 @@ def _group(g: Group, prefix: str) -> list[Block]:
     if g.sweep is not None:
         blocks += _sweep(g.sweep, prefix)
     if g.results:
-        blocks += _latency(g, prefix) + _telemetry(g, prefix) + _utilization(g, prefix)
+        blocks += _latency(g, prefix) + _server(g)
+        blocks += _telemetry(g, prefix) + _utilization(g, prefix)
         blocks += _fingerprint(g.results[0])
     return blocks + _warnings(g)
 
@@ -200,6 +201,51 @@ def _sweep_verdict(sweep: Sweep) -> str:
         f"Saturation at batch {sweep.saturation_batch}; best throughput at batch "
         f"{sweep.best_batch}. Stopped: {stopped}."
     )
+
+
+def _server(g: Group) -> list[Block]:
+    """Server: the rate and where it came from, the bound and p99 at it, the batcher's work."""
+    found = [(label, r) for label, _, r in g.labelled(g.runs) if r.server is not None]
+    if not found:
+        return []
+    header = (
+        "run",
+        "target QPS",
+        "scheduled / completed samples/s",
+        "bound (ms)",
+        "p99 (ms)",
+        "bound met",
+        "batch sizes (queries: batches)",
+        "queue delay p50 / p99 (ms)",
+        "hold p99 (ms)",
+    )
+    rows = []
+    for label, r in found:
+        server = r.server
+        assert server is not None
+        delays, holds = server.queue_delay_ns, server.hold_ns
+        rows.append(
+            (
+                label,
+                f"{server.target_qps:g}",
+                f"{_f(server.scheduled_samples_per_second, '.1f')} / "
+                f"{_f(server.completed_samples_per_second, '.1f')}",
+                _ms(server.latency_bound_ns),
+                _ms(r.latency_ns.p99),
+                {True: "yes", False: "NO", None: "n/a"}[server.latency_constraint_met],
+                ", ".join(f"{size}: {count}" for size, count in server.batch_sizes.items())
+                or "n/a",
+                "n/a" if delays is None else f"{_ms(delays.p50)} / {_ms(delays.p99)}",
+                "n/a" if holds is None else _ms(holds.p99),
+            )
+        )
+    notes = _distinct([r.server.target_qps_source for _, r in found if r.server], "Rate")
+    notes += _distinct([r.server.batching for _, r in found if r.server], "Batching")
+    return [
+        Heading(3, "Server: arrival rate, latency bound and batching"),
+        Table(header, tuple(rows)),
+        *notes,
+    ]
 
 
 def _latency(g: Group, prefix: str) -> list[Block]:

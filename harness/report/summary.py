@@ -18,6 +18,7 @@ def render_summary(result: RunResult, run_dir: str | None = None) -> str:
         ("result", f"{verdict} per LoadGen; {profile}"),
         ("throughput", _throughput(result)),
         ("latency", _latency(result)),
+        *([("server", line)] if (line := _server(result)) is not None else []),
         ("model", f"{model.name} {model.precision} sha256 {model.sha256[:12]}"),
         (
             "runtime",
@@ -30,7 +31,7 @@ def render_summary(result: RunResult, run_dir: str | None = None) -> str:
         ("compute", _compute(result)),
         ("power", _power(result)),
     ]
-    rows += [("reason", reason) for reason in outcome.invalid_reasons]
+    rows += [("reason", reason) for reason in outcome.invalid_reasons if reason]
     rows += [("warning", warning) for warning in result.warnings]
     if run_dir is not None:
         rows.append(("run dir", run_dir))
@@ -108,8 +109,41 @@ def _latency(result: RunResult) -> str:
     if result.scenario == "Offline":
         return "n/a (Offline measures throughput; see SingleStream for latency)"
     parts = [f"p50 {_ms(lat.p50)}", f"p90 {_ms(lat.p90)}", f"p99 {_ms(lat.p99)}"]
-    parts.append(f"early-stopping p90 {_ms(lat.early_stopping_p90)}")
+    if result.scenario == "SingleStream":
+        parts.append(f"early-stopping p90 {_ms(lat.early_stopping_p90)}")
+    elif result.scenario == "MultiStream":
+        parts = [f"per query of {result.batch_size}:", *parts]
+        parts.append(f"early-stopping p99 {_ms(lat.early_stopping_p99)}")
+    server = result.server
+    if server is not None:
+        met = {True: "met", False: "NOT met", None: "unknown"}
+        bound = _ms(server.latency_bound_ns)
+        parts.append(
+            f"bound {bound} at p{server.latency_percentile or 99:g}: "
+            f"{met[server.latency_constraint_met]}; early stopping {met[server.early_stopping_met]}"
+        )
     return "  ".join(parts)
+
+
+def _server(result: RunResult) -> str | None:
+    server = result.server
+    if server is None:
+        return None
+    scheduled = server.scheduled_samples_per_second
+    completed = server.completed_samples_per_second
+    sizes = ", ".join(f"{size}: {count}" for size, count in server.batch_sizes.items())
+    delays = server.queue_delay_ns
+    queued = "" if delays is None else f"; queue delay p50 {_ms(delays.p50)} p99 {_ms(delays.p99)}"
+    return (
+        f"target {server.target_qps:g} QPS ({server.target_qps_source}); scheduled "
+        f"{_rate(scheduled)}, completed {_rate(completed)} samples/s; {server.batches} "
+        f"batches of at most {server.max_batch} (queries: batches {sizes or 'none'}), hold "
+        f"{server.max_wait_ms:g} ms{queued}"
+    )
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.1f}"
 
 
 def _ms(value: int | None) -> str:

@@ -19,6 +19,7 @@ SourceGetter = Callable[[SourceSummary], float | None]
 
 SAMPLES_PER_SECOND = "samples_per_second"
 LATENCY_P90 = "latency_ns.p90"
+LATENCY_P99 = "latency_ns.p99"
 SOURCE_PREFIX = "telemetry.sources."
 
 METRICS: Mapping[str, Getter] = {
@@ -27,12 +28,13 @@ METRICS: Mapping[str, Getter] = {
     LATENCY_P90: lambda r: r.latency_ns.p90,
     "latency_ns.p95": lambda r: r.latency_ns.p95,
     "latency_ns.p97": lambda r: r.latency_ns.p97,
-    "latency_ns.p99": lambda r: r.latency_ns.p99,
+    LATENCY_P99: lambda r: r.latency_ns.p99,
     "latency_ns.p999": lambda r: r.latency_ns.p999,
     "latency_ns.mean": lambda r: r.latency_ns.mean,
     "latency_ns.min": lambda r: r.latency_ns.min,
     "latency_ns.max": lambda r: r.latency_ns.max,
     "latency_ns.early_stopping_p90": lambda r: r.latency_ns.early_stopping_p90,
+    "latency_ns.early_stopping_p99": lambda r: r.latency_ns.early_stopping_p99,
     "accuracy.against_fp32.top1_agreement": lambda r: r.accuracy.against_fp32.top1_agreement,
     "accuracy.against_fp32.cosine_similarity": lambda r: r.accuracy.against_fp32.cosine_similarity,
     "accuracy.against_labels.top1": lambda r: (

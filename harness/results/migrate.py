@@ -9,7 +9,8 @@ History:
        is always present; ``accuracy.against_fp32`` has every metric key.
     4. ``utilization`` says how its peak was found (``peak_basis``) and carries the measured
        attainable rate (``attainable_tflops``, ``attainable_method``, ``fraction_of_attainable``);
-       older results did not measure it, so they read as null.
+       older results did not measure it, so they read as null. MultiStream and Server:
+       ``latency_ns.early_stopping_p99`` and ``server`` (null before).
 """
 
 from __future__ import annotations
@@ -81,6 +82,10 @@ def migrate_3_to_4(data: Mapping[str, Any]) -> Data:
     if isinstance(util, dict):
         for key in ("peak_basis", *ATTAINABLE_KEYS):
             util.setdefault(key, None)
+    latency = out.get("latency_ns")
+    if isinstance(latency, dict):
+        latency.setdefault("early_stopping_p99", None)
+    out.setdefault("server", None)
     out["schema_version"] = 4
     return out
 

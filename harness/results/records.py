@@ -50,7 +50,9 @@ class Latencies:
     """Query latencies in ns from LoadGen's detail log; None where it logged none.
 
     ``early_stopping_p90`` is LoadGen's early-stopping estimate of the p90 (an upper bound),
-    SingleStream only. Offline "latencies" are completion times within one query.
+    SingleStream only; ``early_stopping_p99`` the p99's (MultiStream, and SingleStream after
+    662 queries; LoadGen logs 0 when it has none: None here). MultiStream's percentiles are
+    per query (MLPerf's 8 samples); Offline "latencies" are completion times within one query.
     """
 
     p50: int | None
@@ -63,6 +65,7 @@ class Latencies:
     min: int | None
     max: int | None
     early_stopping_p90: int | None
+    early_stopping_p99: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -150,6 +153,57 @@ class ContainerImage:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class QueueDelays:
+    """Percentiles of Server's per-query or per-batch waits, in ns."""
+
+    p50: int
+    p90: int
+    p99: int
+    max: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerRecord:
+    """The Server scenario: the arrival rate asked for and what the system made of it.
+
+    ``scheduled_samples_per_second`` is LoadGen's issued rate (MLPerf's Server metric when
+    the run is VALID), ``completed_samples_per_second`` what was answered. The latency bound
+    is LoadGen's effective one (ns at ``latency_percentile``); ``latency_constraint_met`` its
+    verdict on it, ``overlatency_queries`` the queries over the bound. ``target_qps_source``
+    says where the rate came from: the scenario, or the peak search with its logs.
+    The batcher: ``compiled_batch`` (the scenario's batch_size) and the compiled batches below
+    it with their measured costs; ``max_batch`` and ``max_wait_ms`` as derived (``batching``
+    says how) or set; ``batch_sizes`` counts batches by queries in them (keys are sizes);
+    ``queue_delay_ns`` is each query's wait from LoadGen's issue to its batch's start, and
+    ``hold_ns`` each batch's time held open for more queries: max_wait_ms, plus the thread's
+    wake-up when the wait ran out (the OS's, outside the harness's control).
+    """
+
+    target_qps: float
+    target_qps_source: str
+    scheduled_samples_per_second: float | None
+    completed_samples_per_second: float | None
+    latency_bound_ns: int | None
+    latency_percentile: float | None
+    latency_constraint_met: bool | None
+    overlatency_queries: int | None
+    early_stopping_met: bool | None
+    early_stopping_result: str | None
+    compiled_batch: int
+    max_batch: int
+    max_wait_ms: float
+    batching: str | None
+    batch_costs_ms: Mapping[str, float]
+    queue_depth: int
+    workers: int
+    batches: int
+    mean_batch: float | None
+    batch_sizes: Mapping[str, int]
+    queue_delay_ns: QueueDelays | None
+    hold_ns: QueueDelays | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunResult:
     """Everything one run measured and everything needed to reproduce or compare it.
 
@@ -157,8 +211,9 @@ class RunResult:
     and change with its version. ``fingerprint`` is the environment as the fingerprint
     collectors produced it: a JSON mapping inside its record, with its own versioned shape
     (harness.fingerprint). ``telemetry`` is None when the window never opened; ``image``
-    when the run was not in a harness container. Throughput is samples/s; the qps values are
-    LoadGen's (None in Offline).
+    when the run was not in a harness container. Throughput is samples/s (Server: completed;
+    MultiStream: samples per query over the mean query latency); the qps values are LoadGen's
+    (None in Offline). ``server`` is the Server scenario's record, None in the others.
     """
 
     run_id: str
@@ -188,6 +243,7 @@ class RunResult:
     utilization: Utilization
     precision: PrecisionRecord
     accuracy: Accuracy
+    server: ServerRecord | None
 
     @property
     def valid(self) -> bool:

@@ -34,7 +34,7 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat(
         files="job.json",
         version=job.JOB_SCHEMA_VERSION,
-        oldest_readable=job.JOB_SCHEMA_VERSION,
+        oldest_readable=job.JOB_OLDEST_READABLE,
         home="harness.job",
     ),
     FileFormat(

@@ -21,6 +21,17 @@ from harness.telemetry.base import (
 )
 from harness.telemetry.energy import NS_PER_S
 
+# Bad rows of a meter log named one by one in the result's errors; the rest are counted.
+NAMED_SKIPPED_ROWS = 5
+
+
+def skipped_note(skipped: Sequence[str]) -> str:
+    """The error a meter log's unreadable rows leave: their count, then each (up to a few)."""
+    count = len(skipped)
+    named = "; ".join(skipped[:NAMED_SKIPPED_ROWS])
+    more = f"; and {count - NAMED_SKIPPED_ROWS} more" if count > NAMED_SKIPPED_ROWS else ""
+    return f"skipped {count} bad row{'s' if count > 1 else ''}: {named}{more}"
+
 
 def next_tick(tick: int, elapsed_ns: int, interval_ns: int) -> int:
     """The next tick of the schedule not already past: slow reads skip ticks, never drift."""
@@ -188,9 +199,7 @@ class TelemetryRecorder:
             self._errors[(name, str(exc))] = None
             return []
         if log.skipped:
-            count = len(log.skipped)
-            note = f"skipped {count} bad row{'s' if count > 1 else ''} (first: {log.skipped[0]})"
-            self._errors[(name, note)] = None
+            self._errors[(name, skipped_note(log.skipped))] = None
         # The log's wall-clock times mapped onto the monotonic clock of the window.
         offset = self._start_ns - self._start_unix_ns
         return [Sample(t_ns=t + offset, source=name, power_w=w) for t, w in log.rows]

@@ -189,7 +189,7 @@ def test_inference_error_fails_the_run_instead_of_hanging(
 
     def failing_sut(job: Any, executor: Any, store: SampleStore) -> Any:
         failing = FailingExecutor(executor)
-        store._executor = failing
+        store._executors = (failing,)
         return real_make_sut(job, failing, store)
 
     monkeypatch.setattr(runner, "_make_sut", failing_sut)

@@ -10,6 +10,7 @@ from harness.config import (
     MAX_BATCH_SIZE,
     MAX_DIM,
     MAX_DURATION_MS,
+    MAX_INPUT_ELEMENTS,
     MAX_SAMPLE_COUNT,
     ModelConfig,
     Scenario,
@@ -127,7 +128,7 @@ def test_a_dim_past_its_upper_bound_is_refused(tmp_path: Path) -> None:
 def test_values_at_their_upper_bound_load(tmp_path: Path) -> None:
     text = (
         BASE
-        + f"  dims: {{seq: {MAX_DIM}}}\nbatch_size: {MAX_BATCH_SIZE}\n"
+        + f"  dims: {{seq: {MAX_INPUT_ELEMENTS // MAX_BATCH_SIZE}}}\nbatch_size: {MAX_BATCH_SIZE}\n"
         + f"data: {{total_sample_count: {MAX_SAMPLE_COUNT}}}\n"
         + f"warmup: {{min_duration_ms: {MAX_DURATION_MS}}}\n"
     )
@@ -136,3 +137,19 @@ def test_values_at_their_upper_bound_load(tmp_path: Path) -> None:
     scenario = load_scenario(path)
     assert scenario.batch_size == MAX_BATCH_SIZE
     assert MAX_DURATION_MS == 7 * 24 * 3600 * 1000
+
+
+def test_a_dim_at_its_bound_loads_with_a_batch_that_keeps_the_input_in_bounds(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "scenario.yaml"
+    batch = MAX_INPUT_ELEMENTS // MAX_DIM
+    path.write_text(BASE + f"  dims: {{seq: {MAX_DIM}}}\nbatch_size: {batch}\n", encoding="utf-8")
+    assert load_scenario(path).model.dims["seq"] == MAX_DIM
+
+
+def test_an_input_past_its_bound_is_refused_before_the_model_is_read(tmp_path: Path) -> None:
+    batch = MAX_INPUT_ELEMENTS // MAX_DIM + 1
+    message = _error(tmp_path, BASE + f"  dims: {{seq: {MAX_DIM}}}\nbatch_size: {batch}\n")
+    assert f"model.dims.seq: {MAX_DIM} x batch_size {batch} = " in message
+    assert message.endswith("; lower batch_size or model.dims.seq")

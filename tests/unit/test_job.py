@@ -45,7 +45,9 @@ def test_a_job_reads_back_exactly_as_written(tmp_path: Path) -> None:
 def test_a_newer_job_file_says_to_upgrade(tmp_path: Path) -> None:
     data = job_to_dict(a_job(tmp_path)) | {"schema_version": JOB_SCHEMA_VERSION + 1}
     (tmp_path / "job.json").write_text(json.dumps(data))
-    with pytest.raises(ConfigError, match=r"job\.json: job schema_version 2 .*upgrade"):
+    with pytest.raises(
+        ConfigError, match=rf"job\.json: job schema_version {JOB_SCHEMA_VERSION + 1} .*upgrade"
+    ):
         read_job(tmp_path / "job.json")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from pathlib import Path
@@ -9,13 +10,22 @@ from pathlib import Path
 import mlperf_loadgen as lg
 import pytest
 
-from harness.config import ModelConfig, ProfileName, QuickConfig, Scenario, ScenarioName
+from harness.config import (
+    ModelConfig,
+    ProfileName,
+    QuickConfig,
+    Scenario,
+    ScenarioName,
+    ServerConfig,
+)
 from harness.errors import ConfigError, RunError
 from harness.loadgen import timed
 from harness.loadgen.conf import (
     Expectation,
+    conf_value,
     official_mlperf_conf,
     render_user_conf,
+    server_latency_bound_ns,
     sha256_text,
     user_conf_overrides,
 )
@@ -271,3 +281,82 @@ def test_performance_sample_count_larger_than_data_is_a_config_error(tmp_path: P
         "LoadGen uses for 'resnet50'; raise it"
     )
     assert info.value.exit_code == 2
+
+
+# --- MultiStream and Server -------------------------------------------------------------------
+
+
+def test_conf_value_takes_the_most_specific_line_as_loadgen_does() -> None:
+    text = "\n".join(
+        [
+            "*.*.x = 1",
+            "*.Server.x = 2",
+            "resnet50.*.x = 3",
+            "resnet50.Server.x = 4",
+            "*.Server.x = 5  ",  # a later wildcard does not beat a specific line
+            "# resnet50.Server.x = 6",
+        ]
+    )
+    assert conf_value(text, "resnet50", "Server", "x") == "4"
+    assert conf_value(text, "resnet50", "Offline", "x") == "3"
+    assert conf_value(text, "bert", "Server", "x") == "5"
+    assert conf_value(text, "bert", "Offline", "x") == "1"
+    assert conf_value(text, "bert", "Offline", "y") is None
+
+
+def test_server_latency_bounds_come_from_mlperf_conf_or_the_scenario() -> None:
+    resnet = _scenario("Server", batch_size=4)
+    assert server_latency_bound_ns(resnet, "resnet50") == 15_000_000  # mlperf.conf
+    assert server_latency_bound_ns(resnet, "tiny") == 10_000_000  # *.Server.target_latency
+    loose = dataclasses.replace(resnet, server=ServerConfig(latency_bound_ms=250.5))
+    assert server_latency_bound_ns(loose, "resnet50") == 250_500_000
+
+
+def test_server_overrides_set_the_arrival_rate_and_the_bound_only_when_given() -> None:
+    scenario = dataclasses.replace(
+        _scenario("Server", batch_size=4),
+        server=ServerConfig(target_qps=123.5, latency_bound_ms=40.0),
+    )
+    overrides = user_conf_overrides(scenario, "submission", EXPECTED)
+    assert overrides == {"target_latency": 40.0, "target_qps": 123.5}
+    searching = _scenario("Server", batch_size=4)  # no rate: the search starts at the expected
+    assert user_conf_overrides(searching, "submission", EXPECTED) == {"target_qps": 2000.0}
+
+
+def test_multistream_sets_its_expected_query_latency_and_keeps_8_samples() -> None:
+    overrides = user_conf_overrides(_scenario("MultiStream", batch_size=8), "submission", EXPECTED)
+    assert overrides == {"target_latency": 1.25}  # half the measured 2.5 ms, as SingleStream
+    four = _scenario("MultiStream", batch_size=4)
+    assert user_conf_overrides(four, "quick", EXPECTED)["samples_per_query"] == 4
+    with pytest.raises(ConfigError, match="a submission may not change it"):
+        user_conf_overrides(four, "submission", EXPECTED)
+
+
+@pytest.mark.parametrize("kind", ["MultiStream", "Server"])
+def test_real_loadgen_reads_the_new_scenarios_settings(tmp_path: Path, kind: ScenarioName) -> None:
+    scenario = _scenario(kind, batch_size=8)
+    if kind == "Server":
+        scenario = dataclasses.replace(scenario, server=ServerConfig(target_qps=77.0))
+    mlperf_conf = tmp_path / "mlperf.conf"
+    mlperf_conf.write_text(official_mlperf_conf(), encoding="utf-8")
+    user_conf = tmp_path / "user.conf"
+    overrides = user_conf_overrides(scenario, "submission", EXPECTED)
+    user_conf.write_text(render_user_conf("resnet50", kind, overrides), encoding="utf-8")
+    plan = timed.TestPlan(
+        scenario=kind,
+        mode="performance",
+        model_key="resnet50",
+        mlperf_conf=mlperf_conf,
+        user_conf=user_conf,
+        out_dir=tmp_path,
+        total_sample_count=1024,
+    )
+    settings = load_settings(plan)
+    if kind == "Server":
+        assert settings.server_target_qps == 77.0
+        assert settings.server_target_latency_ns == 15_000_000
+        assert settings.scenario == lg.TestScenario.Server
+    else:
+        assert settings.multi_stream_samples_per_query == 8
+        assert settings.multi_stream_expected_latency_ns == 1_250_000
+        assert settings.scenario == lg.TestScenario.MultiStream

@@ -13,9 +13,11 @@ from harness.errors import ResultError
 from harness.loadgen.logparse import (
     DetailLog,
     effective_settings,
+    found_peak_qps,
     latency_percentiles_ns,
     parse_detail_lines,
     parse_detail_log,
+    search_steps,
 )
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "loadgen"
@@ -69,6 +71,7 @@ def test_singlestream_valid() -> None:
         "min": 295278,
         "max": 3153046,
         "early_stopping_p90": 396889,
+        "early_stopping_p99": 468085,  # past 662 queries: the p99 estimate too
     }
 
 
@@ -94,6 +97,7 @@ def test_offline_valid() -> None:
         "min": 7724296,
         "max": 3876943232,
         "early_stopping_p90": None,  # Offline has no early-stopping estimate
+        "early_stopping_p99": None,
     }
 
 
@@ -214,7 +218,19 @@ def test_get_default() -> None:
     assert log.get("result_validity") is None
     assert log.get("result_validity", "UNKNOWN") == "UNKNOWN"
     assert latency_percentiles_ns(log) == dict.fromkeys(
-        ("p50", "p90", "p95", "p97", "p99", "p999", "mean", "min", "max", "early_stopping_p90")
+        (
+            "p50",
+            "p90",
+            "p95",
+            "p97",
+            "p99",
+            "p999",
+            "mean",
+            "min",
+            "max",
+            "early_stopping_p90",
+            "early_stopping_p99",
+        )
     )
     assert effective_settings(log) == {}
 
@@ -261,3 +277,28 @@ def test_empty_detail_log(tmp_path: Path) -> None:
     log = parse_detail_log(path)
     assert dict(log.values) == {}
     assert log.errors == ()
+
+
+def test_the_rate_a_server_peak_search_found_and_its_steps() -> None:
+    # A real FindPeakPerformance log of the tiny model (`harness run` with no target_qps).
+    path = FIXTURES / "server-find-peak" / "mlperf_log_detail.txt"
+    assert found_peak_qps(path) == pytest.approx(2630.88, abs=0.01)
+    steps = search_steps(path)
+    assert steps[0].startswith("FindBoundaries: Checking fields [374.234000, 748.468000)")
+    assert all("FindBoundaries" in s or "BinarySearch" in s for s in steps)
+    assert len(steps) == 17
+
+
+def test_a_log_without_a_found_rate_gives_none(tmp_path: Path) -> None:
+    path = tmp_path / "mlperf_log_detail.txt"
+    path.write_text(
+        ':::MLLOG {"key": "generic_message", "value": "FindPeakPerformance: Found peak '
+        'performance field: 12.5", "time_ms": 1}\n'
+        ':::MLLOG {"key": "result_validity", "value": "VALID", "time_ms": 2}\n',
+        encoding="utf-8",
+    )
+    assert found_peak_qps(path) == 12.5
+    path.write_text(':::MLLOG {"key": "result_validity", "value": "VALID"}\n', encoding="utf-8")
+    assert found_peak_qps(path) is None
+    with pytest.raises(ResultError, match="no search ran"):
+        found_peak_qps(tmp_path / "absent.txt")

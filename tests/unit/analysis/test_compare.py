@@ -107,7 +107,8 @@ def test_group_warnings_name_where_each_comes_from() -> None:
             '{"kind": "trials", "schema_version": 1, "scenario_name": "x", "scenario": "x", '
             '"batch_size": 1, "profile": "quick", "requested": 1, "runs": 1, "metric": "m", '
             '"stats": {}}',
-            "scenario: 'x' is not one of 'SingleStream', 'Offline'; re-run it",
+            "scenario: 'x' is not one of 'SingleStream', 'MultiStream', 'Server', 'Offline'; "
+            "re-run it",
         ),
     ],
 )

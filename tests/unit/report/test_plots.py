@@ -25,6 +25,7 @@ def test_cdf_runs_through_the_recorded_percentiles() -> None:
         max=8_000_000,
         mean=2_500_000,
         early_stopping_p90=None,
+        early_stopping_p99=None,
     )
     assert cdf_points(latency_ns) == [
         (1.0, 0.0),

@@ -61,7 +61,11 @@ def test_integers_are_numbers_but_bools_are_not() -> None:
 def test_literals_tuples_mappings_and_nulls_are_checked() -> None:
     data = to_data(load_result(TINY))
     cases: list[tuple[str, Any, str]] = [
-        ("scenario", "Server", "scenario: 'Server' is not one of 'SingleStream', 'Offline'"),
+        (
+            "scenario",
+            "Batch",
+            "scenario: 'Batch' is not one of 'SingleStream', 'MultiStream', 'Server', 'Offline'",
+        ),
         ("warnings", "one", "warnings: expected a list, got a string"),
         ("warnings", ["ok", 3], "warnings[1]: expected a string, got an integer"),
         ("batch_size", None, "batch_size: expected an integer, got null"),

@@ -23,6 +23,7 @@ from harness.telemetry.external import (
     check_meter_opt_in,
     parse_watts,
 )
+from harness.telemetry.recorder import NAMED_SKIPPED_ROWS, skipped_note
 from harness.telemetry.window import TelemetryWindow
 
 S = 1_000_000_000
@@ -191,3 +192,12 @@ def test_the_window_refuses_an_unallowed_command_before_running_it(
     monkeypatch.setenv(ALLOW_METER_ENV, "1")
     TelemetryWindow("cpu", config).release()
     assert ran.exists()  # its trial read ran, without a shell
+
+
+def test_a_meter_logs_bad_rows_are_named_up_to_a_few_then_counted() -> None:
+    rows = [f"m.csv:{n}: not a timestamp: 'x'" for n in range(2, 2 + NAMED_SKIPPED_ROWS + 2)]
+    note = skipped_note(rows)
+    assert note.startswith(f"skipped {len(rows)} bad rows: m.csv:2: ")
+    assert all(row in note for row in rows[:NAMED_SKIPPED_ROWS])
+    assert rows[NAMED_SKIPPED_ROWS] not in note and note.endswith("; and 2 more")
+    assert skipped_note(rows[:1]) == f"skipped 1 bad row: {rows[0]}"
