@@ -46,9 +46,13 @@ from harness.worker import RETRY_FILE, read_retry
 FIRST_ATTEMPT = "attempt-1"
 # Server's confirming runs after a peak search: at most CONFIRMS, each at CONFIRM_STEP of the
 # previous rate; the invalid ones are kept in confirm-1/, confirm-2/, ...
-CONFIRMS = 3
-CONFIRM_STEP = 0.9
+CONFIRMS = 4
+CONFIRM_STEP = 0.85
 CONFIRM_PREFIX = "confirm-"
+# A confirming run's fewest queries (quick profile): LoadGen's early stopping at p99 needs
+# about 460 when none is over the bound. The search's runs keep the scenario's own count:
+# LoadGen judges each of them by the bound alone.
+CONFIRM_QUERIES = 500
 # What a re-run moves aside: the first attempt's own files, not the accuracy test's.
 _ATTEMPT_FILES = (
     JOB_FILE,
@@ -192,8 +196,14 @@ def _tests(spec: RunSpec, run_dir: Path, launch: Launcher) -> None:
 
 
 def _at_rate(job: Job, qps: float) -> Job:
-    server = dataclasses.replace(job.scenario.server, target_qps=round(qps, 3))
-    return dataclasses.replace(job, scenario=dataclasses.replace(job.scenario, server=server))
+    """The job at a confirmed rate; a quick run gets the queries early stopping needs."""
+    scenario = job.scenario
+    server = dataclasses.replace(scenario.server, target_qps=round(qps, 3))
+    quick = scenario.quick
+    if quick.min_query_count < CONFIRM_QUERIES:  # LoadGen needs ~460 at p99, none late
+        quick = dataclasses.replace(quick, min_query_count=CONFIRM_QUERIES)
+    scenario = dataclasses.replace(scenario, server=server, quick=quick)
+    return dataclasses.replace(job, scenario=scenario)
 
 
 def _confirm(job: Job, run_dir: Path, found: float, launch: Launcher) -> None:
@@ -218,9 +228,12 @@ def _peak_search(spec: RunSpec, run_dir: Path, launch: Launcher) -> float:
     try:
         found = float(json.loads(path.read_text(encoding="utf-8"))["found_qps"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise RunError(f"{path}: the peak search left no rate ({exc})") from None
+        found, cause = 0.0, f"{path}: the peak search left no rate ({exc})"
+    else:
+        cause = f"{path}: the peak search found {found} QPS; set server.target_qps"
     if not found > 0:
-        raise RunError(f"{path}: the peak search found {found} QPS; set server.target_qps")
+        mark_incomplete(run_dir, f"failed: {cause}", RunError.exit_code)
+        raise WorkerError(f"{run_dir}: run failed: {cause}", cause, RunError.exit_code)
     return found
 
 

@@ -131,7 +131,7 @@ def run_performance(job: Job, *, progress: IO[str] | None = None) -> RunResult |
     return build_result(requested, job.run_dir, measured)
 
 
-START_SHARE = 4  # the peak search starts at a quarter of the batcher's back-to-back rate
+START_SHARE = 8  # the peak search starts at an eighth of the batcher's back-to-back rate
 
 
 @dataclass(frozen=True, kw_only=True)

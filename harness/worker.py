@@ -16,6 +16,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.errors import (
     CRASHED,
@@ -31,6 +32,10 @@ from harness.job import COMPLIANCE_TESTS, Expected, Job, read_job
 from harness.paths import CACHE_ENV
 
 RETRY_FILE = "retry.json"
+
+
+if TYPE_CHECKING:  # the worker imports LoadGen only when it runs a test
+    from harness.loadgen.conf import Expectation
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -100,12 +105,17 @@ def _outcome(job: Job) -> int:
         mark_complete(job.run_dir)
         return 0
     outcome = run_performance(job, progress=sys.stderr)
-    if isinstance(outcome, Expectation):  # LoadGen's run was sized too small: ask for a re-run
-        atomic_write_text(job.run_dir / RETRY_FILE, json.dumps(vars(outcome)) + "\n")
-        return 0
+    if isinstance(outcome, Expectation):
+        return _ask_rerun(job, outcome)
     write_result(outcome, job.run_dir)
     mark_complete(job.run_dir)
     return 0 if outcome.valid else 1
+
+
+def _ask_rerun(job: Job, expected: Expectation) -> int:
+    """LoadGen's run was sized too small: leave the expectation to re-run with (retry.json)."""
+    atomic_write_text(job.run_dir / RETRY_FILE, json.dumps(vars(expected)) + "\n")
+    return 0
 
 
 def _compliance(job: Job) -> int:
@@ -120,9 +130,8 @@ def _compliance(job: Job) -> int:
 
     job = enter_own_directory(job)
     outcome = run_compliance(job, progress=sys.stderr)
-    if isinstance(outcome, Expectation):  # LoadGen's run was sized too small: ask for a re-run
-        atomic_write_text(job.run_dir / RETRY_FILE, json.dumps(vars(outcome)) + "\n")
-        return 0
+    if isinstance(outcome, Expectation):
+        return _ask_rerun(job, outcome)
     write_outcome(outcome, job.run_dir)
     mark_complete(job.run_dir)
     return 0

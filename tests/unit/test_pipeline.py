@@ -363,3 +363,92 @@ def test_a_sweep_records_running_out_of_memory_as_its_limit(
     assert data.limit is not None and data.limit.batch_size == 2
     assert [p.batch_size for p in data.points] == [1]
     assert not (sweep / "INCOMPLETE").exists()
+
+
+# --- Server: the peak search and its confirming runs ------------------------------------------
+
+
+def _result_valid(valid: bool) -> Step:
+    """A real result (a checked-in fixture, migrated on load), VALID or not."""
+
+    def step(run_dir: Path) -> int:
+        (run_dir / "user.conf").write_text("")
+        data = json.loads(MEASURED.read_text())
+        data.update(valid=valid, invalid_reasons=[] if valid else ["Reduce target QPS"])
+        (run_dir / "result.json").write_text(json.dumps(data))
+        mark_complete(run_dir)
+        return 0 if valid else 1
+
+    return step
+
+
+def peak_found(qps: float) -> Step:
+    def step(run_dir: Path) -> int:
+        (run_dir / "user.conf").write_text("")
+        (run_dir / "peak.json").write_text(
+            json.dumps({"found_qps": qps, "start_qps": 1.0, "steps": ["a", "b"]})
+        )
+        mark_complete(run_dir)
+        return 0
+
+    return step
+
+
+@pytest.fixture
+def server_spec(tmp_path: Path) -> RunSpec:
+    text = TINY_SS.replace("scenario: SingleStream", "scenario: Server") + "server: {}\n"
+    scenario = load_scenario(write_scenario(tmp_path / "s.yaml", text))
+    return RunSpec(scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu")
+
+
+def test_a_found_rate_is_confirmed_stepping_down_until_valid(
+    server_spec: RunSpec, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    launch = ScriptedLauncher(
+        accuracy_ok,
+        peak_found(100.0),
+        _result_valid(False),
+        _result_valid(False),
+        _result_valid(True),
+    )
+    run_one(server_spec, run_dir, launch=launch)
+    tests = [job.test for job in launch.jobs]
+    assert tests == ["accuracy", "find_peak", "performance", "performance", "performance"]
+    assert launch.jobs[1].run_dir == (run_dir / "peak-search").resolve()
+    rates = [job.scenario.server.target_qps for job in launch.jobs[2:]]
+    assert rates == [100.0, 85.0, 72.25]
+    # A quick confirmation gets the queries early stopping needs; the search keeps its own.
+    assert [job.scenario.quick.min_query_count for job in launch.jobs[1:3]] == [100, 500]
+    assert (run_dir / "confirm-1" / "result.json").is_file()
+    assert (run_dir / "confirm-2" / "result.json").is_file()
+    assert json.loads((run_dir / "result.json").read_text())["valid"] is True
+
+
+def test_confirmations_stop_after_four_runs(server_spec: RunSpec, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    invalid = [_result_valid(False) for _ in range(4)]
+    launch = ScriptedLauncher(accuracy_ok, peak_found(10.0), *invalid)
+    run_one(server_spec, run_dir, launch=launch)  # the last INVALID one is the result
+    assert len(launch.jobs) == 6
+    assert sorted(p.name for p in run_dir.glob("confirm-*")) == [
+        "confirm-1",
+        "confirm-2",
+        "confirm-3",
+    ]
+    assert json.loads((run_dir / "result.json").read_text())["valid"] is False
+
+
+def test_a_search_that_left_no_rate_fails_the_run(server_spec: RunSpec, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+
+    def no_rate(directory: Path) -> int:
+        (directory / "user.conf").write_text("")
+        mark_complete(directory)
+        return 0
+
+    with pytest.raises(WorkerError, match="peak search left no rate"):
+        run_one(server_spec, run_dir, launch=ScriptedLauncher(accuracy_ok, no_rate))
