@@ -30,6 +30,7 @@ from harness.config import (
     ServerConfig,
     WarmupConfig,
 )
+from harness.errors import HarnessError
 from harness.pipeline import RunSpec, new_run_dir, run_one
 from harness.results.records import RunResult
 from harness.results.runfile import load_result
@@ -41,7 +42,8 @@ TARGET_RATIO = 0.7
 class Round:
     offline_sps: float
     server_qps: float | None  # None: no valid confirmation
-    result: RunResult
+    result: RunResult | None  # None: the Server run failed (failure says why)
+    failure: str | None = None
 
 
 def scenario(model: str, kind: str, *, batch: int, bound_ms: float, seconds: int) -> Scenario:
@@ -80,18 +82,22 @@ def one_round(args: argparse.Namespace, out: Path) -> Round:
         ),
         out,
     )
-    server = run(
-        scenario(
-            args.model,
-            "Server",
-            batch=args.server_batch,
-            bound_ms=args.bound_ms,
-            seconds=args.server_seconds,
-        ),
-        out,
-    )
+    assert offline.samples_per_second is not None
+    try:
+        server = run(
+            scenario(
+                args.model,
+                "Server",
+                batch=args.server_batch,
+                bound_ms=args.bound_ms,
+                seconds=args.server_seconds,
+            ),
+            out,
+        )
+    except HarnessError as exc:  # e.g. no rate met the bound, not even the search's first
+        return Round(offline.samples_per_second, None, None, failure=str(exc))
     record = server.server
-    assert record is not None and offline.samples_per_second is not None
+    assert record is not None
     return Round(
         offline_sps=offline.samples_per_second,
         server_qps=record.target_qps if server.valid else None,
@@ -100,6 +106,8 @@ def one_round(args: argparse.Namespace, out: Path) -> Round:
 
 
 def describe(r: Round) -> str:
+    if r.result is None:
+        return f"offline {r.offline_sps:.2f} samples/s | server FAILED: {r.failure}"
     server = r.result.server
     assert server is not None
     sizes = ", ".join(f"{k}: {v}" for k, v in server.batch_sizes.items())
