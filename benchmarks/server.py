@@ -72,28 +72,15 @@ def run(sc: Scenario, out: Path) -> RunResult:
 
 
 def one_round(args: argparse.Namespace, out: Path) -> Round:
-    offline = run(
-        scenario(
-            args.model,
-            "Offline",
-            batch=args.offline_batch,
-            bound_ms=args.bound_ms,
-            seconds=args.offline_seconds,
-        ),
-        out,
-    )
+    def measure(kind: str, batch: int, seconds: int) -> RunResult:
+        return run(
+            scenario(args.model, kind, batch=batch, bound_ms=args.bound_ms, seconds=seconds), out
+        )
+
+    offline = measure("Offline", args.offline_batch, args.offline_seconds)
     assert offline.samples_per_second is not None
     try:
-        server = run(
-            scenario(
-                args.model,
-                "Server",
-                batch=args.server_batch,
-                bound_ms=args.bound_ms,
-                seconds=args.server_seconds,
-            ),
-            out,
-        )
+        server = measure("Server", args.server_batch, args.server_seconds)
     except HarnessError as exc:  # e.g. no rate met the bound, not even the search's first
         return Round(offline.samples_per_second, None, None, failure=str(exc))
     record = server.server
