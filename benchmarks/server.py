@@ -9,6 +9,11 @@ It prints each round's figures, the medians and the ratio Server peak / Offline 
 for ResNet-50 FP32 at a 200 ms bound), with the batch sizes the batcher used at the peak.
 MLPerf's reference harness (one session.run per query, no batching) reaches ~0.45 here.
 
+Beside them, the queueing ceiling (harness.analysis.queueing): the highest Poisson rate at
+which a server running one query at a time, at the measured batch-1 cost, keeps its p99
+within the bound. Server / ceiling is what the SUT makes of what queueing allows; ceiling /
+Offline is what the hardware allows without a batching gain.
+
 Usage: python benchmarks/server.py [--model resnet50] [--bound-ms 200] [--rounds 3]
        python benchmarks/server.py --model tiny --bound-ms 5   # the same behaviour in seconds
 """
@@ -22,6 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from harness.analysis.queueing import ceiling_qps
 from harness.config import (
     DataConfig,
     ModelConfig,
@@ -44,6 +50,7 @@ class Round:
     server_qps: float | None  # None: no valid confirmation
     result: RunResult | None  # None: the Server run failed (failure says why)
     failure: str | None = None
+    ceiling_qps: float | None = None  # one-at-a-time M/D/1 at the batch-1 cost (None: no cost)
 
 
 def scenario(model: str, kind: str, *, batch: int, bound_ms: float, seconds: int) -> Scenario:
@@ -85,10 +92,12 @@ def one_round(args: argparse.Namespace, out: Path) -> Round:
         return Round(offline.samples_per_second, None, None, failure=str(exc))
     record = server.server
     assert record is not None
+    cost_ms = record.batch_costs_ms.get("1")
     return Round(
         offline_sps=offline.samples_per_second,
         server_qps=record.target_qps if server.valid else None,
         result=server,
+        ceiling_qps=None if cost_ms is None else ceiling_qps(cost_ms, args.bound_ms),
     )
 
 
@@ -101,11 +110,14 @@ def describe(r: Round) -> str:
     qps = "INVALID" if r.server_qps is None else f"{r.server_qps:.2f} QPS"
     ratio = "n/a" if r.server_qps is None else f"{r.server_qps / r.offline_sps:.3f}"
     p99 = r.result.latency_ns.p99
+    delays = server.queue_delay_ns
+    queued = "" if delays is None else f", queue delay p99 {delays.p99 / 1e6:.1f} ms"
+    ceiling = "n/a" if r.ceiling_qps is None else f"{r.ceiling_qps:.2f} QPS"
     return (
         f"offline {r.offline_sps:.2f} samples/s | server peak {qps}, p99 "
         f"{'n/a' if p99 is None else f'{p99 / 1e6:.1f} ms'} (bound "
         f"{(server.latency_bound_ns or 0) / 1e6:g} ms), batches {sizes}, hold "
-        f"{server.max_wait_ms:g} ms | ratio {ratio}"
+        f"{server.max_wait_ms:g} ms{queued} | one-at-a-time ceiling {ceiling} | ratio {ratio}"
     )
 
 
@@ -137,6 +149,14 @@ def main() -> int:
         f"  Server peak median {statistics.median(peaks):.2f} QPS "
         f"({len(peaks)}/{args.rounds} rounds confirmed VALID)"
     )
+    ceilings = [r.ceiling_qps for r in rounds if r.ceiling_qps]
+    if ceilings:
+        ceiling = statistics.median(ceilings)
+        print(
+            f"  queueing ceiling (one query at a time, batch-1 cost, p99 <= {args.bound_ms:g} "
+            f"ms): median {ceiling:.2f} QPS = {ceiling / offline:.3f}x Offline; the Server "
+            f"peak is {statistics.median(peaks) / ceiling:.2f}x that ceiling"
+        )
     verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
     print(
         f"  ratio Server / Offline: median {ratio:.3f} (rounds: "

@@ -49,6 +49,34 @@ class DependencyError(HarnessError):
     """An optional dependency (an extra such as `report`) that a command needs is missing."""
 
 
+class BundleError(HarnessError):
+    """A file given as a bundle is not one, or holds an unsafe member (a link, a `..` path)."""
+
+
+class BadSignatureError(BundleError):
+    """A bundle's MANIFEST.sig does not verify its MANIFEST.json: one of them was altered."""
+
+
+class UntrustedKeyError(BundleError):
+    """A bundle's signature is valid, but its key is not one the user said to trust."""
+
+
+class TamperedFileError(BundleError):
+    """A file in a bundle differs from the sha256 its signed manifest lists."""
+
+
+class EditedResultError(TamperedFileError):
+    """A number in a bundle's result.json differs from the LoadGen log it was read from."""
+
+
+class MissingFileError(BundleError):
+    """A file that a bundle's signed manifest lists is not in the bundle."""
+
+
+class AddedFileError(BundleError):
+    """A bundle holds a file that its signed manifest does not list."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ExitCode:
     """One exit status of `harness` and what it means, as `harness --help` prints it."""
@@ -104,6 +132,28 @@ ERROR_CODES: Final[Mapping[type[HarnessError], ExitCode]] = MappingProxyType(
             code=8, meaning="an optional dependency is missing (the message names the extra)"
         ),
         HarnessError: ExitCode(code=9, meaning="any other harness error (the message says why)"),
+        # harness verify: one code per way a bundle can fail, so scripts can tell them apart
+        BundleError: ExitCode(
+            code=20, meaning="not a readable bundle (not a tar, no signed manifest, unsafe member)"
+        ),
+        BadSignatureError: ExitCode(
+            code=21, meaning="bundle signature invalid: MANIFEST.json or MANIFEST.sig altered"
+        ),
+        UntrustedKeyError: ExitCode(
+            code=22, meaning="bundle signed by a key not given with --trust (or none given)"
+        ),
+        TamperedFileError: ExitCode(
+            code=23, meaning="a bundled file differs from its sha256 in MANIFEST.json"
+        ),
+        EditedResultError: ExitCode(
+            code=24, meaning="a number in a bundled result.json differs from its LoadGen log"
+        ),
+        MissingFileError: ExitCode(
+            code=25, meaning="a file MANIFEST.json lists is missing from the bundle"
+        ),
+        AddedFileError: ExitCode(
+            code=26, meaning="the bundle holds a file MANIFEST.json does not list"
+        ),
     }
 )
 # Subclasses, by qualified name, that deliberately exit with an ancestor's code, and why.

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from harness.errors import ResultError
 
@@ -39,6 +42,38 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """Atomic write of UTF-8 text."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_create(
+    path: Path, write: Callable[[BinaryIO], object], *, mode: int | None = None
+) -> None:
+    """Write a new file atomically, never replacing one: FileExistsError if `path` exists.
+
+    `write` fills a temp file beside `path`; it is synced, given `mode` (default: 0666 less
+    the umask), then hard-linked into place, which fails rather than overwrite.
+    """
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, (0o666 & ~_umask()) if mode is None else mode)
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        _link_new(Path(tmp), path)
+    finally:  # on success the link holds the data; on any exit, the temp name goes
+        Path(tmp).unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
+def _link_new(tmp: Path, path: Path) -> None:
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:  # a filesystem without hard links: check, then rename (a narrow race)
+        if path.exists():
+            raise FileExistsError(errno.EEXIST, "File exists", str(path)) from None
+        os.replace(tmp, path)
 
 
 def create_run_dir(root: Path, *, model: str, scenario: str, name: str | None = None) -> Path:

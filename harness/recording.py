@@ -32,6 +32,7 @@ from harness.loadgen.logparse import (
     effective_settings,
     latency_percentiles_ns,
     parse_detail_log,
+    samples_per_second,
 )
 from harness.loadgen.sut import BatcherStats
 from harness.loadgen.timed import TestPlan, Window
@@ -160,24 +161,6 @@ def _invalid_reasons(log: DetailLog) -> tuple[str, ...]:
         detail = " ".join(str(log.get("early_stopping_result") or "").split())
         reasons.append(f"early stopping not met: {detail}".strip())
     return tuple(reasons)
-
-
-def samples_per_second(log: DetailLog) -> float | None:
-    """Samples/s: Offline's, Server's completed rate, SingleStream's QPS, or MultiStream's.
-
-    SingleStream has one sample per query; MultiStream's is its samples per query over the
-    mean query latency.
-    """
-    for key in ("result_samples_per_second", "result_completed_samples_per_sec"):
-        if log.get(key) is not None:
-            return _float(log.get(key))
-    per_query, mean_ns = (
-        log.get("effective_samples_per_query"),
-        log.get("result_mean_query_latency_ns"),
-    )
-    if log.get("effective_scenario") == "MultiStream" and per_query and mean_ns:
-        return float(per_query) * 1e9 / float(mean_ns)
-    return _float(log.get("result_qps_with_loadgen_overhead"))
 
 
 def server_record(

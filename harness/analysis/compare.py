@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.analysis.groups import Group
+from harness.analysis.published_side import Side, facts, published_column
 from harness.analysis.stats import welch_t_test
 from harness.errors import ConfigError
 from harness.fingerprint.fingerprint import compare_fingerprints
 from harness.results.metrics import SAMPLES_PER_SECOND, metric_values, source_metric
+from harness.results.published import PublishedResult, published_value
 from harness.results.records import RunResult, Versions
 
 # LoadGen settings the harness derives from the measured speed (expected QPS or latency from
@@ -185,13 +187,20 @@ def environment_differences(a: RunResult, b: RunResult) -> list[str]:
     ]
 
 
-def compare(groups: Sequence[Group], *, alpha: float = 0.05) -> Comparison:
-    """Each metric's median per group, its ratio to the first group and Welch's significance."""
+def compare(groups: Sequence[Side], *, alpha: float = 0.05) -> Comparison:
+    """Each metric's median per group, its ratio to the first group and Welch's significance.
+
+    A published MLPerf result (harness.results.published) stands beside local groups as one
+    value per metric; the rules that flag an unfair comparison are the same (see
+    published_problems), and its hardware is never called the same as any other.
+    """
     if len(groups) < 2:
         raise ConfigError("compare needs at least two results, trials or sweep directories")
-    results = [r for g in groups for r in g.results]
+    results = [r for g in groups if isinstance(g, Group) for r in g.results]
+    scenarios = {r.scenario for r in results}
+    scenarios |= {g.scenario for g in groups if isinstance(g, PublishedResult)}
     # Offline "latencies" are completion times within one big query, not a latency anyone sees.
-    latencies = LATENCIES if any(r.scenario == "SingleStream" for r in results) else ()
+    latencies = LATENCIES if "SingleStream" in scenarios else ()
     metrics = [THROUGHPUT, *latencies, *telemetry_metrics(results), *ACCURACY, *UTILIZATION]
     rows = [_row(m, groups, alpha) for m in metrics]
     problems, hardware, environment = _differences(groups)
@@ -206,8 +215,15 @@ def compare(groups: Sequence[Group], *, alpha: float = 0.05) -> Comparison:
     )
 
 
-def _row(metric: Metric, groups: Sequence[Group], alpha: float) -> Row:
-    first = metric_values(groups[0].results, metric.key)
+def _values(side: Side, metric: str) -> list[float]:
+    if isinstance(side, PublishedResult):
+        value = published_value(side, metric)
+        return [] if value is None else [value]
+    return metric_values(side.results, metric)
+
+
+def _row(metric: Metric, groups: Sequence[Side], alpha: float) -> Row:
+    first = _values(groups[0], metric.key)
     first_value = statistics.median(first) if first else None
     reference = Cell(
         values=tuple(first),
@@ -216,9 +232,7 @@ def _row(metric: Metric, groups: Sequence[Group], alpha: float) -> Row:
         p_value=None,
         significant=None,
     )
-    others = [
-        _cell(first, first_value, metric_values(g.results, metric.key), alpha) for g in groups[1:]
-    ]
+    others = [_cell(first, first_value, _values(g, metric.key), alpha) for g in groups[1:]]
     return Row(metric=metric, cells=(reference, *others))
 
 
@@ -258,13 +272,19 @@ def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
     ]
 
 
-def _differences(groups: Sequence[Group]) -> tuple[list[str], list[str], list[str]]:
+def _differences(groups: Sequence[Side]) -> tuple[list[str], list[str], list[str]]:
     problems: list[str] = []
     hardware: list[str] = []
     environment: list[str] = []
     first = groups[0]
     for group in groups[1:]:
         prefix = f"{group.label} vs {first.label}: "
+        if isinstance(group, PublishedResult) or isinstance(first, PublishedResult):
+            found = published_differences(first, group)
+            problems += [prefix + line for line in found[0]]
+            hardware += [prefix + line for line in found[1]]
+            environment += [prefix + line for line in found[2]]
+            continue
         if not group.results or not first.results:
             problems.append(f"{prefix}no results to compare (the sweep measured no point)")
             continue
@@ -275,19 +295,82 @@ def _differences(groups: Sequence[Group]) -> tuple[list[str], list[str], list[st
     return problems, hardware, environment
 
 
-def _info(groups: Sequence[Group]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    rows: list[tuple[str, list[str]]] = [
-        ("kind", [g.kind for g in groups]),
-        ("scenario", [_first(g, lambda r: f"{r.scenario_name} ({r.scenario})") for g in groups]),
-        ("batch size", [_first(g, lambda r: str(r.batch_size)) for g in groups]),
-        ("trials", [_trials(g) for g in groups]),
-        ("profile", [_first(g, lambda r: r.outcome.profile) for g in groups]),
-        ("LoadGen verdict", [_verdict(g.results) for g in groups]),
-        ("providers", [_first(g, lambda r: ",".join(r.providers)) for g in groups]),
-        ("model", [_first(g, _model) for g in groups]),
-        ("fingerprint", [_first(g, lambda r: r.fingerprint.fingerprint_id) for g in groups]),
+def published_differences(a: Side, b: Side) -> tuple[list[str], list[str], list[str]]:
+    """(problems, hardware, environment) of a pair where one side or both are published.
+
+    The local rules, read from both sides: benchmark (LoadGen's model key), precision,
+    scenario, profile (a published result ran under MLPerf's rules: submission), LoadGen
+    release and the LoadGen settings both logged; and the division when both have one.
+    A published side's hardware is always listed: it is never the same machine.
+    """
+    fa, fb = facts(a), facts(b)
+    if fa is None or fb is None:
+        return ["no results to compare (the sweep measured no point)"], [], []
+    problems = [
+        *_differs("benchmark (LoadGen model key)", fa.model, fb.model),
+        *_precision(fa.precision, fb.precision),
+        *_differs("scenario", fa.scenario, fb.scenario),
+        *(_differs("division", fa.division, fb.division) if fa.division and fb.division else []),
+        *_differs("profile (quick vs submission)", fa.profile, fb.profile),
+        *_differs("mlcommons-loadgen release", fa.loadgen, fb.loadgen),
     ]
-    return tuple((name, tuple(values)) for name, values in rows)
+    both = (set(fa.settings) & set(fb.settings)) - IGNORED_SETTINGS
+    for key in sorted(both):
+        problems += _differs(f"LoadGen setting {key}", fa.settings[key], fb.settings[key])
+    environment = [f"software: {fa.software} vs {fb.software}"]
+    one_side = sorted((set(fa.settings) ^ set(fb.settings)) - IGNORED_SETTINGS)
+    if one_side:
+        environment.append(
+            "LoadGen settings only one side logged (another LoadGen): " + ", ".join(one_side)
+        )
+    return problems, [f"{fa.hardware} vs {fb.hardware}"], environment
+
+
+def _precision(a: str | None, b: str | None) -> list[str]:
+    if a is None and b is None:
+        return ["precision: stated by neither published result"]
+    if a is None or b is None:
+        return [f"precision: {a!r} != {b!r} (the published result does not state its own)"]
+    return _differs("precision", a, b)
+
+
+INFO_ROWS: tuple[str, ...] = (
+    "kind",
+    "scenario",
+    "batch size",
+    "trials",
+    "profile",
+    "LoadGen verdict",
+    "providers",
+    "model",
+    "fingerprint",
+)
+
+
+def _info(groups: Sequence[Side]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    columns = [_column(g) for g in groups]
+    names: tuple[str, ...] = INFO_ROWS
+    if any(isinstance(g, PublishedResult) for g in groups):
+        names = ("source", *INFO_ROWS)
+    return tuple((name, tuple(c[name] for c in columns)) for name in names)
+
+
+def _column(side: Side) -> dict[str, str]:
+    if isinstance(side, PublishedResult):
+        return published_column(side)
+    g = side
+    return {
+        "source": "local",
+        "kind": g.kind,
+        "scenario": _first(g, lambda r: f"{r.scenario_name} ({r.scenario})"),
+        "batch size": _first(g, lambda r: str(r.batch_size)),
+        "trials": _trials(g),
+        "profile": _first(g, lambda r: r.outcome.profile),
+        "LoadGen verdict": _verdict(g.results),
+        "providers": _first(g, lambda r: ",".join(r.providers)),
+        "model": _first(g, _model),
+        "fingerprint": _first(g, lambda r: r.fingerprint.fingerprint_id),
+    }
 
 
 def _first(group: Group, text: Callable[[RunResult], str]) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from harness import __version__
+from harness.cli.bundle import add_bundle_verbs
 from harness.cli.inspection import (
     _compare,
     _doctor,
@@ -30,6 +31,8 @@ from harness.cli.inspection import (
 )
 from harness.cli.measure import _bench, _run, _sweep, add_compliance_verb
 from harness.cli.measure import _job as _job  # re-exported: tests build jobs through harness.cli
+from harness.cli.published import add_import_verb
+from harness.cli.reproduce import add_reproduce_verb
 from harness.cli.submission import add_fetch_action, add_submission_verb
 from harness.config import DEFAULT_TRIALS, PRECISIONS, PROFILES
 from harness.errors import (
@@ -201,21 +204,48 @@ def _parser() -> argparse.ArgumentParser:
 
     report = verbs.add_parser("report", help="Markdown + self-contained HTML report with plots")
     report.add_argument(
-        "dirs", type=Path, nargs="+", metavar="DIR", help="run, trials or sweep dirs"
+        "dirs", type=Path, nargs="+", metavar="DIR", help="run, trials or sweep dirs, or bundles"
     )
     report.add_argument("--out", type=Path, help="report directory (default: <first DIR>/report)")
+    report.add_argument(
+        "--trust",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PUBKEY",
+        help="a bundle's signer to trust (OpenSSH .pub or PEM; repeatable)",
+    )
     report.set_defaults(func=_report)
 
     compare = verbs.add_parser("compare", help="side-by-side table with significance")
     compare.add_argument("dirs", type=Path, nargs="+", metavar="DIR", help="two or more results")
     compare.add_argument("--out", type=Path, help="also write compare.md into this directory")
+    compare.add_argument(
+        "--trust",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PUBKEY",
+        help="a bundle's signer to trust (OpenSSH .pub or PEM; repeatable)",
+    )
     compare.set_defaults(func=_compare)
 
     show = verbs.add_parser("show", help="print a run directory's result as a table")
     show.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    show.add_argument(
+        "--trust",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PUBKEY",
+        help="a bundle's signer to trust (OpenSSH .pub or PEM; repeatable)",
+    )
     show.set_defaults(func=_show)
     add_compliance_verb(verbs)
     add_submission_verb(verbs)
+    add_bundle_verbs(verbs)
+    add_import_verb(verbs)
+    add_reproduce_verb(verbs)
     return parser
 
 

@@ -90,6 +90,26 @@ def latency_percentiles_ns(log: DetailLog) -> dict[str, int | None]:
     return out
 
 
+def samples_per_second(log: DetailLog) -> float | None:
+    """Samples/s: Offline's, Server's completed rate, SingleStream's QPS, or MultiStream's.
+
+    SingleStream has one sample per query; MultiStream's is its samples per query over the
+    mean query latency. Here, beside the log it reads, so that result building and bundle
+    verification (which checks result.json against the log) derive it the same way.
+    """
+    for key in ("result_samples_per_second", "result_completed_samples_per_sec"):
+        if log.get(key) is not None:
+            return float(log.get(key))
+    per_query, mean_ns = (
+        log.get("effective_samples_per_query"),
+        log.get("result_mean_query_latency_ns"),
+    )
+    if log.get("effective_scenario") == "MultiStream" and per_query and mean_ns:
+        return float(per_query) * 1e9 / float(mean_ns)
+    qps = log.get("result_qps_with_loadgen_overhead")
+    return None if qps is None else float(qps)
+
+
 def effective_settings(log: DetailLog) -> dict[str, Any]:
     """The settings LoadGen actually used (its `effective_*` keys, prefix removed)."""
     prefix = "effective_"

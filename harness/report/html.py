@@ -17,6 +17,7 @@ from harness.report.markdown import (
     Table,
     build_report,
 )
+from harness.results.published import PublishedResult
 
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem;
@@ -34,9 +35,9 @@ li { margin: .2rem 0; }
 """
 
 
-def render_html(groups: Sequence[Group]) -> str:
+def render_html(groups: Sequence[Group], published: Sequence[PublishedResult] = ()) -> str:
     """The whole page; it needs no other file and loads nothing from the network."""
-    body = "\n".join(_html(block) for block in build_report(groups))
+    body = "\n".join(_html(block) for block in build_report(groups, published))
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         "<title>beyond-tops report</title>\n"

@@ -18,6 +18,7 @@ from harness.files import atomic_write_bytes
 from harness.report import plots
 from harness.results.measures import Utilization
 from harness.results.metrics import metric_getter, metric_values
+from harness.results.published import PublishedResult, describe
 from harness.results.records import RunResult
 from harness.telemetry.csvfile import read_telemetry_csv
 
@@ -90,12 +91,14 @@ class Details:
 Block = Heading | Para | Table | Bullets | Image | Details
 
 
-def render_markdown(groups: Sequence[Group], *, images_dir: Path) -> str:
-    """The report as Markdown, its PNGs written to images_dir.
+def render_markdown(
+    groups: Sequence[Group], *, images_dir: Path, published: Sequence[PublishedResult] = ()
+) -> str:
+    """The report as Markdown, its PNGs written to images_dir; published results at the end.
 
     Images are linked as `<images_dir name>/<file>`: write the Markdown into images_dir's parent.
     """
-    blocks = build_report(groups)
+    blocks = build_report(groups, published)
     images_dir.mkdir(parents=True, exist_ok=True)
     for block in blocks:
         if isinstance(block, Image):
@@ -103,16 +106,17 @@ def render_markdown(groups: Sequence[Group], *, images_dir: Path) -> str:
     return "\n\n".join(_markdown(b, images_dir.name) for b in blocks) + "\n"
 
 
-def build_report(groups: Sequence[Group]) -> list[Block]:
+def build_report(groups: Sequence[Group], published: Sequence[PublishedResult] = ()) -> list[Block]:
     """Every section of the report, in order, for any renderer."""
     blocks: list[Block] = [Heading(1, "beyond-tops report")]
-    blocks.append(Para("Groups: " + ", ".join(f"{g.label} ({g.kind})" for g in groups) + "."))
+    if groups:
+        blocks.append(Para("Groups: " + ", ".join(f"{g.label} ({g.kind})" for g in groups) + "."))
     results = [r for g in groups for runs in g.all_runs for r in runs.results]
     if any(r.outcome.profile == "quick" for r in results):
         blocks.append(Para("Quick profile: shortened LoadGen runs, NOT valid for MLPerf."))
     for number, group in enumerate(groups, start=1):
         blocks += _group(group, f"{number}-{slug(group.label)}")
-    return blocks
+    return blocks + _published(published)
 
 
 def slug(text: str) -> str:
@@ -452,3 +456,20 @@ def _table(table: Table) -> str:
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _published(records: Sequence[PublishedResult]) -> list[Block]:
+    """Published MLPerf results, each labelled as such: imported, never measured here."""
+    if not records:
+        return []
+    blocks: list[Block] = [
+        Heading(2, "Published MLPerf results"),
+        Para(
+            "Imported with `harness import mlperf` from MLPerf's published results trees: "
+            "measured by their submitters on their systems, not by this harness on this machine."
+        ),
+    ]
+    for record in records:
+        rows = tuple((field, value) for field, value in describe(record))
+        blocks += [Heading(3, record.label), Table(("field", "value"), rows)]
+    return blocks

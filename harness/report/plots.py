@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -117,13 +118,17 @@ def telemetry_png(t: Telemetry) -> bytes:
     return _png(fig)
 
 
+TICK_LABEL_CHARS = 28  # per line of a bar's label
+
+
 def utilization_png(bars: Sequence[UtilizationBar]) -> bytes:
     """Achieved against peak TFLOP/s, one pair of bars per run."""
     fig, ax = _axes()
     ys = list(range(len(bars)))
     ax.barh([y + 0.2 for y in ys], [b.peak_tflops for b in bars], height=0.4, label="peak")
     ax.barh([y - 0.2 for y in ys], [b.achieved_tflops for b in bars], height=0.4, label="achieved")
-    ax.set_yticks(ys, [b.label for b in bars])
+    # Wrapped: a long label (a bundle's note, a long run name) would squeeze the bars to nothing.
+    ax.set_yticks(ys, [textwrap.fill(b.label, TICK_LABEL_CHARS) for b in bars])
     ax.set_xlabel("TFLOP/s")
     ax.legend(loc="lower right")
     return _png(fig)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -72,13 +73,21 @@ def _transformations(result: RunResult) -> str:
     return text
 
 
-def result_readme(entry: Entry, job: Job, plan: Plan) -> str:
-    """README.md of one result directory: what ran, and how to run it again with beyond-tops."""
+def result_readme(
+    entry: Entry, job: Job, plan: Plan, compliance: Mapping[str, bool] | None = None
+) -> str:
+    """README.md of one result directory: what ran, how to run it again with beyond-tops.
+
+    ``compliance`` maps each compliance test exported beside the result to whether it passed.
+    """
     r = entry.result
     lines = [f"# {entry.benchmark} {entry.scenario}: {plan.system}, by beyond-tops", ""]
     if entry.quick:
         lines += [f"**{QUICK_LABEL}**", ""]
     lines += _provenance(entry, r)
+    for test, passed in (compliance or {}).items():
+        verdict = "TEST PASS" if passed else "**TEST FAIL** (the open division does not require it)"
+        lines.append(f"- compliance {test}: {verdict}; see {test}/verify_performance.txt")
     lines += ["", "## Run it again", ""]
     lines += _rerun_steps(entry, job, plan)
     lines += ["", "The scenario as it ran (resolved: precision, batch size, providers):", ""]

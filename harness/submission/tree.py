@@ -20,6 +20,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+from harness.compliance.verify import read_passed
 from harness.errors import ResultError
 from harness.files import ACCURACY_DIR, INCOMPLETE_FILE, atomic_write_bytes, atomic_write_text
 from harness.job import JOB_FILE, read_job
@@ -99,17 +100,25 @@ def _write_result(plan: Plan, entry: Entry, target: Path) -> list[str]:
     for name in ("user.conf", "mlperf.conf"):
         _copy(run / name, target / name, run)
     atomic_write_text(target / "measurements.json", measurements_json(entry, job))
-    atomic_write_text(target / "README.md", result_readme(entry, job, plan))
     notes = []
+    verdicts: dict[str, bool] = {}
     for test in COMPLIANCE_TESTS.get(entry.benchmark, ()):
         source = run / COMPLIANCE_DIR / test
         if source.is_dir():
+            verdicts[test] = _compliance_verdict(source, plan.division)
             _write_compliance(source, target / test)
+            if not verdicts[test]:
+                notes.append(
+                    f"{entry.benchmark} {entry.scenario}: compliance {test} FAILED (see "
+                    f"{test}/verify_performance.txt); exported because the open division does "
+                    "not require compliance, and said so in its README.md"
+                )
         elif plan.division == "closed":
             notes.append(
                 f"{entry.benchmark} {entry.scenario}: {run} has no {COMPLIANCE_DIR}/{test}; "
                 f"MLPerf's checker reports it missing (run `harness compliance {test} {run}`)"
             )
+    atomic_write_text(target / "README.md", result_readme(entry, job, plan, verdicts))
     if entry.quick:
         notes.append(f"{entry.benchmark} {entry.scenario}: a quick-profile run, labelled as such")
     return notes
@@ -123,6 +132,20 @@ def _write_accuracy(entry: Entry, target: Path) -> None:
     digest = file_sha256(log)
     atomic_write_bytes(target / ACCURACY_LOG, truncated_log(log))
     atomic_write_text(target / ACCURACY_TXT, render_accuracy_txt(entry.result.accuracy, digest))
+
+
+def _compliance_verdict(source: Path, division: str) -> bool:
+    """Whether the test in `source` passed; a failed one is refused in the closed division."""
+    if (source / INCOMPLETE_FILE).exists():
+        return False  # _write_compliance refuses it, naming its cause
+    passed = read_passed(source)
+    if not passed and division == "closed":
+        raise ResultError(
+            f"{source}: compliance {source.name} failed (see its verify_performance.txt); a "
+            f"closed submission needs it to pass: run `harness compliance {source.name} "
+            f"{source.parent.parent}` again on a quiet machine, or export to the open division"
+        )
+    return passed
 
 
 def _write_compliance(source: Path, target: Path) -> None:

@@ -292,8 +292,22 @@ def test_closed_without_compliance_says_what_the_checker_will_miss(
     assert accuracy.read_text().splitlines()[0] == "accuracy=50.000%, good=128, total=256"
 
 
+def _set_verdict(run: Path, test: str, *, passed: bool) -> None:
+    """Make a compliance test's verdict say `passed`: the layout tests need passing verdicts
+    (a closed export refuses a failed test), and the machine's noise decides the real one."""
+    path = run / "compliance" / test / "verdict.json"
+    verdict = json.loads(path.read_text())
+    path.write_text(json.dumps({**verdict, "passed": passed}))
+
+
+def _passing(run: Path) -> Path:
+    for test in ("TEST01", "TEST04"):
+        _set_verdict(run, test, passed=True)
+    return run
+
+
 def test_compliance_runs_go_where_the_checker_looks(compliant_run: Path, tmp_path: Path) -> None:
-    run = _as_closed(_copy(compliant_run, tmp_path))
+    run = _passing(_as_closed(_copy(compliant_run, tmp_path)))
     exported = _export([run], tmp_path / "tree", division="closed")
     assert exported.notes == ()
     for path in _checker_paths("closed", tests=True):
@@ -324,7 +338,7 @@ def test_the_checker_finds_no_fault_in_the_compliance_layout(
         checker = find_checker()
     except DependencyError as exc:
         pytest.skip(f"no MLPerf checker here: {exc}")
-    run = _as_closed(_copy(compliant_run, tmp_path))
+    run = _passing(_as_closed(_copy(compliant_run, tmp_path)))
     root = _export([run], tmp_path / "tree", division="closed").root
     outcome = run_checker(checker, root)
     assert "checker crashed" not in outcome.output
@@ -341,8 +355,34 @@ def test_the_checker_finds_no_fault_in_the_compliance_layout(
         assert (failure in outcome.errors) is not passed
 
 
+def test_a_failed_compliance_test_is_refused_in_the_closed_division(
+    compliant_run: Path, tmp_path: Path
+) -> None:
+    run = _passing(_as_closed(_copy(compliant_run, tmp_path)))
+    _set_verdict(run, "TEST04", passed=False)
+    with pytest.raises(ResultError, match=r"TEST04: compliance TEST04 failed .* open division"):
+        _export([run], tmp_path / "tree", division="closed")
+    assert not (tmp_path / "tree").exists()
+
+
+def test_a_failed_compliance_test_is_exported_and_said_in_the_open_division(
+    compliant_run: Path, tmp_path: Path
+) -> None:
+    run = _passing(_copy(compliant_run, tmp_path))
+    _set_verdict(run, "TEST01", passed=False)
+    exported = _export([run], tmp_path / "tree", division="open")
+    assert [n for n in exported.notes if "compliance" in n] == [
+        "resnet SingleStream: compliance TEST01 FAILED (see TEST01/verify_performance.txt); "
+        "exported because the open division does not require compliance, and said so in its "
+        "README.md"
+    ]
+    readme = next(exported.root.rglob("SingleStream/README.md")).read_text()
+    assert "- compliance TEST01: **TEST FAIL**" in readme
+    assert "- compliance TEST04: TEST PASS" in readme
+
+
 def test_an_incomplete_compliance_test_is_refused(compliant_run: Path, tmp_path: Path) -> None:
-    run = _as_closed(_copy(compliant_run, tmp_path))
+    run = _passing(_as_closed(_copy(compliant_run, tmp_path)))
     (run / "compliance" / "TEST04" / "INCOMPLETE").write_text("interrupted (SIGTERM)\n")
     with pytest.raises(
         ResultError, match=r"TEST04: the compliance test is incomplete \(interrupted"

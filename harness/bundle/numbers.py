@@ -1,0 +1,147 @@
+"""A result.json's numbers against the LoadGen detail log they were read from.
+
+result.json takes its verdict, throughput, latencies and settings from mlperf_log_detail.txt
+(harness.recording); reading the log again tells an edited number from a measured one,
+even in a bundle whose manifest was made after the edit. Numbers that have no source in the
+log (power, utilization) are protected by the manifest's sha256 alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.loadgen.logparse import (
+    DetailLog,
+    effective_settings,
+    latency_percentiles_ns,
+    parse_detail_log,
+    samples_per_second,
+)
+
+DETAIL_LOG = "mlperf_log_detail.txt"
+_ABSENT = object()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Discrepancy:
+    """A result.json key whose value is not the one LoadGen logged."""
+
+    key: str
+    recorded: object
+    logged: object
+
+    def describe(self) -> str:
+        """`samples_per_second is 9999.0 but the log says 31.77`."""
+        return f"{self.key} is {_show(self.recorded)} but {DETAIL_LOG} logs {_show(self.logged)}"
+
+
+def logged_values(result: Mapping[str, Any], log: DetailLog) -> dict[str, object]:
+    """What each log-derived key of result.json must hold, by dotted key."""
+    values: dict[str, object] = {
+        "valid": log.get("result_validity") == "VALID",
+        "samples_per_second": samples_per_second(log),
+        "qps_with_loadgen_overhead": _float(log.get("result_qps_with_loadgen_overhead")),
+        "qps_without_loadgen_overhead": _float(log.get("result_qps_without_loadgen_overhead")),
+        "loadgen_errors": list(log.errors),
+    }
+    values.update({f"latency_ns.{k}": v for k, v in latency_percentiles_ns(log).items()})
+    values.update({f"settings.{k}": v for k, v in effective_settings(log).items()})
+    if isinstance(result.get("server"), Mapping):
+        values.update(_server_values(log))
+    return values
+
+
+def discrepancies(result: Mapping[str, Any], log: DetailLog) -> list[Discrepancy]:
+    """Every log-derived value of result.json that differs from the log; keys it lacks are skipped.
+
+    Submission validity needs more than the log (the profile, the accuracy check), but the
+    log bounds it: no INVALID run and no run with LoadGen errors is submission-valid.
+    """
+    found: list[Discrepancy] = []
+    for key, logged in logged_values(result, log).items():
+        recorded = _lookup(result, key)
+        if recorded is not _ABSENT and not _same(recorded, logged):
+            found.append(Discrepancy(key=key, recorded=recorded, logged=logged))
+    loadgen_ok = log.get("result_validity") == "VALID" and not log.errors
+    if result.get("submission_valid") is True and not loadgen_ok:
+        found.append(Discrepancy(key="submission_valid", recorded=True, logged=False))
+    return found
+
+
+def check_run(result_path: Path) -> list[Discrepancy]:
+    """The discrepancies of a result.json with the detail log beside it (none without a log).
+
+    A result.json that is not a JSON object has no numbers to compare: its sha256 speaks.
+
+    Raises:
+        ResultError: the detail log is not one LoadGen wrote.
+    """
+    log_path = result_path.with_name(DETAIL_LOG)
+    if not log_path.is_file():
+        return []
+    try:
+        result = json.loads(result_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return []
+    if not isinstance(result, dict):
+        return []
+    return discrepancies(result, parse_detail_log(log_path))
+
+
+def describe_all(found: list[Discrepancy]) -> str:
+    """The first discrepancy in words, and how many more there are, by key."""
+    text = found[0].describe()
+    if len(found) > 1:
+        text += f" (and {len(found) - 1} more: {', '.join(d.key for d in found[1:])})"
+    return text
+
+
+def _server_values(log: DetailLog) -> dict[str, object]:
+    met, early = log.get("result_perf_constraints_met"), log.get("early_stopping_met")
+    return {
+        "server.scheduled_samples_per_second": _float(log.get("result_scheduled_samples_per_sec")),
+        "server.completed_samples_per_second": _float(log.get("result_completed_samples_per_sec")),
+        "server.latency_bound_ns": _int(log.get("effective_target_latency_ns")),
+        "server.overlatency_queries": _int(log.get("result_overlatency_query_count")),
+        "server.latency_constraint_met": None if met is None else bool(met),
+        "server.early_stopping_met": None if early is None else bool(early),
+    }
+
+
+def _lookup(result: Mapping[str, Any], key: str) -> object:
+    head, _, rest = key.partition(".")
+    value = result.get(head, _ABSENT)
+    if not rest or value is _ABSENT:
+        return value
+    return value.get(rest, _ABSENT) if isinstance(value, Mapping) else _ABSENT
+
+
+def _same(recorded: object, logged: object) -> bool:
+    """Equal, with bools told from numbers and floats compared to 1e-9 (JSON round trips)."""
+    if isinstance(recorded, bool) or isinstance(logged, bool):
+        return type(recorded) is type(logged) and recorded == logged
+    if isinstance(recorded, int) and isinstance(logged, int):
+        return recorded == logged
+    if isinstance(recorded, (int, float)) and isinstance(logged, (int, float)):
+        return math.isclose(recorded, logged, rel_tol=1e-9, abs_tol=1e-12)
+    return recorded == logged
+
+
+def _show(value: object) -> str:
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _float(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)

@@ -1,0 +1,89 @@
+"""`harness reproduce`: run a recorded run, trials group or bundle again, and give a verdict."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TypeVar
+
+from harness.config import MAX_TRIALS
+from harness.errors import ConfigError
+from harness.reproduce.codes import verdict_code_table
+
+P = TypeVar("P", bound=argparse.ArgumentParser)  # whichever parser class the CLI uses
+
+
+def add_reproduce_verb(verbs: argparse._SubParsersAction[P]) -> None:
+    """`harness reproduce RUN_GROUP_OR_BUNDLE [--trials N] [--tolerance ...] [--model PATH]`."""
+    parser = verbs.add_parser(
+        "reproduce",
+        help="run a recorded run, trials group or bundle again and say whether it reproduced",
+        description="Reruns exactly the recorded job (job.json: scenario, LoadGen settings, "
+        "profile, precision) on the model with the recorded sha256, as a new trials group "
+        "under --out, and writes the verdict there as reproduction.json.",
+        epilog=verdict_code_table(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "source",
+        type=Path,
+        metavar="RUN_GROUP_OR_BUNDLE",
+        help="a run directory, a trials group (compared by its median) or a bundle",
+    )
+    parser.add_argument(
+        "--trials",
+        type=int,
+        help="trials of the reproduction (default: the recorded group's count, else 3)",
+    )
+    parser.add_argument(
+        "--tolerance",
+        metavar="KEY=PCT,...",
+        help="how far the recorded value may be from the reproduction's median: offline (or "
+        "throughput) for Offline and Server samples/s, latency for SingleStream p90 and "
+        "MultiStream p99 (default: offline=3%%,latency=5%%)",
+    )
+    parser.add_argument(
+        "--model",
+        type=Path,
+        help="the model file to run; its sha256 must be the recorded one (default: the job's "
+        "own model, or one in the model cache with that sha256)",
+    )
+    parser.add_argument(
+        "--trust",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PUBKEY",
+        help="with a bundle: a signer's public key to accept (repeat for several); without, "
+        "any valid signature is accepted and its signer printed, unchecked",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results/runs"),
+        help="where the reproduction's trials group goes (default: results/runs)",
+    )
+    parser.set_defaults(func=_reproduce)
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from harness.reproduce.record import REPRODUCTION_FILE, render_reproduction
+    from harness.reproduce.rerun import Request, reproduce
+    from harness.reproduce.tolerance import parse_tolerance
+
+    tolerance = parse_tolerance(args.tolerance)  # every option checked before anything runs
+    if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
+        raise ConfigError(f"--trials: must be 1..{MAX_TRIALS}, got {args.trials}")
+    request = Request(
+        source=args.source,
+        out=args.out,
+        tolerance=tolerance,
+        trials=args.trials,
+        model=args.model,
+        trusted=tuple(args.trust),
+    )
+    reproduction, group = reproduce(request, stream=sys.stdout)
+    print(render_reproduction(reproduction))
+    print(group / REPRODUCTION_FILE)
+    return reproduction.exit_code

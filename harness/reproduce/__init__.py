@@ -1,0 +1,1 @@
+"""`harness reproduce`: run a recorded job again and judge whether its result holds."""

@@ -1,0 +1,322 @@
+"""Run a recorded job again: the recorded runs, the model by sha256, the trials, the verdict.
+
+The RunSpec is rebuilt from the recorded job.json (harness.pipeline.spec_of_run), so the
+scenario, profile, target, seeds, sample counts and durations are the recorded ones and
+nothing is taken from today's scenario files or defaults. The expected speed is measured by
+each trial's warm-up, as it was when the record was made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from harness.analysis.groups import load_group
+from harness.analysis.stats import welch_t_test
+from harness.campaign import Job, run_trials
+from harness.errors import ConfigError, HarnessError, ModelError, ResultError
+from harness.files import RESULT_FILE, create_run_dir, read_incomplete
+from harness.job import JOB_FILE
+from harness.loadgen.logparse import effective_settings, parse_detail_log
+from harness.models.registry import cache_dir, zoo_model_path
+from harness.models.validate import file_sha256
+from harness.pipeline import Launcher, RunSpec, spec_of_run
+from harness.reproduce.checks import Settings
+from harness.reproduce.record import REPRODUCTION_FILE, write_reproduction
+from harness.reproduce.tolerance import Tolerance
+from harness.reproduce.verdict import BundleRecord, Evidence, Reproduction, judge
+from harness.results.groupfile import SWEEP_FILE, TRIALS_FILE
+from harness.results.records import RunResult
+from harness.results.runfile import load_result
+
+DEFAULT_TRIALS = 3  # for a single recorded run; a group's own count otherwise
+DETAIL_LOG = "mlperf_log_detail.txt"
+RECORDED_DIR = "recorded"  # where a bundle opens: inside the reproduction's group
+_TRIAL = re.compile(r"trial-(\d+)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    """What `harness reproduce` was asked: the source, and how to judge and where to write."""
+
+    source: Path
+    out: Path
+    tolerance: Tolerance = field(default_factory=Tolerance)
+    trials: int | None = None  # None: the recorded group's count, else DEFAULT_TRIALS
+    model: Path | None = None  # the model file, checked against the recorded sha256
+    trusted: tuple[Path, ...] = ()  # keys a bundle's signature may be trusted by
+
+
+@dataclass(frozen=True, kw_only=True)
+class Recorded:
+    """The recorded runs (one, or a group's trials) and the job they ran."""
+
+    path: Path
+    run_dirs: tuple[Path, ...]
+    results: tuple[RunResult, ...]
+    spec: RunSpec
+    requested: int  # the trials the record asked for (1 for a single run)
+    is_group: bool
+
+
+def reproduce(
+    request: Request, *, launch: Launcher | None = None, stream: IO[str] | None = None
+) -> tuple[Reproduction, Path]:
+    """Run the recorded job again in a new trials group; the verdict, written in it.
+
+    Errors before any trial measured (a bad source, a model with another sha256, a bundle
+    that fails verification) leave nothing behind and propagate.
+    """
+    if _is_bundle(request.source):
+        return _reproduce_bundle(request, launch, stream)
+    recorded = load_recorded(request.source)
+    spec = checked_model(recorded, request.model)
+    trials = _trials(recorded, request)
+    group = create_run_dir(
+        request.out, model=spec.model_name, scenario=f"{spec.scenario.scenario}-reproduce"
+    )
+    return _measure(recorded, spec, trials, group, request, launch, stream, None)
+
+
+def load_recorded(path: Path) -> Recorded:
+    """A run directory or a trials group, with the job its runs ran."""
+    if (path / SWEEP_FILE).is_file():
+        raise ConfigError(
+            f"{path}: a batch sweep; reproduce one of its points (a bs-N directory in it)"
+        )
+    group = load_group(path)
+    runs = group.runs
+    if not runs.results:
+        raise ResultError(f"{path}: no finished trial to reproduce")
+    requested = runs.requested if group.kind == "trials" else 1
+    return _recorded(path, runs.run_dirs, runs.results, requested, group.kind == "trials")
+
+
+def checked_model(recorded: Recorded, model: Path | None) -> RunSpec:
+    """The spec with the model file whose sha256 is the recorded source model's.
+
+    `model` must have that sha256. Without it: the file the recorded job named (the zoo
+    model built again, the scenario's path, its --model), the recorded path, then any
+    model in the cache with that hash; a file found only there is run as --model.
+    """
+    result = recorded.results[0]
+    want = result.precision.source_sha256
+    spec = recorded.spec
+    if model is not None:
+        got = _sha256(model)
+        if got != want:
+            found = "no such file" if got is None else f"sha256 {got}"
+            raise ModelError(
+                f"--model {model}: {found}, not the recorded model's sha256 {want}; "
+                "pass the file the recorded run measured"
+            )
+        return dataclasses.replace(spec, model_override=model)
+    tried: list[str] = []
+    for path in _job_model(spec):
+        got = _sha256(path)
+        if got == want:
+            return spec
+        tried.append(f"{path}: {'missing' if got is None else got[:16]}")
+    for path in _other_copies(result, want):
+        if _sha256(path) == want:
+            return dataclasses.replace(spec, model_override=path)
+    raise ModelError(
+        f"{recorded.path}: no model file with the recorded sha256 {want} "
+        f"({'; '.join(tried) or 'the job names none'}); pass it with --model PATH"
+    )
+
+
+def _reproduce_bundle(
+    request: Request, launch: Launcher | None, stream: IO[str] | None
+) -> tuple[Reproduction, Path]:
+    """Open the bundle inside a new group (verified, or its error propagates), then run it."""
+    from harness.bundle.open import open_bundle
+
+    name = request.source.name.split(".", 1)[0] or "bundle"
+    group = create_run_dir(request.out, model=name, scenario="reproduce")
+    ready = False
+    try:
+        opened = open_bundle(request.source, group / RECORDED_DIR, request.trusted)
+        recorded = _bundled(request.source, opened.run_dirs)
+        spec = checked_model(recorded, request.model)
+        trials = _trials(recorded, request)
+        ready = True
+    finally:
+        if not ready:  # nothing was measured: leave nothing behind
+            shutil.rmtree(group, ignore_errors=True)
+    bundle = BundleRecord(
+        path=str(request.source),
+        signer_fingerprint=opened.signer_fingerprint,
+        verified=opened.verified,
+        trusted=opened.trusted,
+    )
+    return _measure(recorded, spec, trials, group, request, launch, stream, bundle)
+
+
+def _measure(
+    recorded: Recorded,
+    spec: RunSpec,
+    trials: int,
+    group: Path,
+    request: Request,
+    launch: Launcher | None,
+    stream: IO[str] | None,
+    bundle: BundleRecord | None,
+) -> tuple[Reproduction, Path]:
+    """The trials in `group`, then the verdict; a trial that failed is a verdict, not an error."""
+    job = Job(spec=spec, out_root=request.out, launch=launch)
+    try:
+        run_trials(job, trials, root=group, stream=stream)
+    except HarnessError:
+        if not _trial_dirs(group):  # nothing was measured: an error, not a verdict
+            shutil.rmtree(group, ignore_errors=True)
+            raise
+    reproduction = judge(_evidence(recorded), _reproduced(group, trials), request.tolerance)
+    if bundle is not None:
+        reproduction = dataclasses.replace(reproduction, bundle=bundle)
+    write_reproduction(reproduction, group / REPRODUCTION_FILE)
+    return reproduction, group
+
+
+def _is_bundle(path: Path) -> bool:
+    if (path / JOB_FILE).is_file() or (path / TRIALS_FILE).is_file():
+        return False  # a run or a trials group: no need for the bundle reader
+    if (path / SWEEP_FILE).is_file():
+        return False
+    from harness.bundle.open import is_bundle
+
+    return is_bundle(path)
+
+
+def _bundled(bundle: Path, roots: Sequence[Path]) -> Recorded:
+    """A bundle's one run or group; several runs of one job are taken as its trials."""
+    if len(roots) == 1:
+        return load_recorded(roots[0])
+    if not roots or any(not (root / RESULT_FILE).is_file() for root in roots):
+        names = ", ".join(root.name for root in roots) or "nothing"
+        raise ConfigError(
+            f"{bundle}: holds {names}; reproduce a bundle of one run or trials group, "
+            "or of runs of one job"
+        )
+    results = tuple(load_result(root) for root in roots)
+    return _recorded(bundle, roots, results, len(roots), True)
+
+
+def _recorded(
+    path: Path,
+    run_dirs: Sequence[Path],
+    results: Sequence[RunResult],
+    requested: int,
+    is_group: bool,
+) -> Recorded:
+    """The recorded runs; all of them must have run one job (a group's trials do)."""
+    specs = [spec_of_run(run_dir) for run_dir in run_dirs]
+    for run_dir, spec in zip(run_dirs[1:], specs[1:], strict=True):
+        if _job_key(spec) != _job_key(specs[0]):
+            raise ConfigError(
+                f"{path}: {run_dir.name} ran another job than {run_dirs[0].name} (a Server "
+                f"rate found per trial, another model or settings); reproduce one run: "
+                f"harness reproduce {run_dir}"
+            )
+    return Recorded(
+        path=path,
+        run_dirs=tuple(run_dirs),
+        results=tuple(results),
+        spec=specs[0],
+        requested=requested,
+        is_group=is_group,
+    )
+
+
+def _job_key(spec: RunSpec) -> tuple[object, ...]:
+    return (spec.scenario, spec.profile, spec.hw, spec.model_override, spec.strict)
+
+
+def _trials(recorded: Recorded, request: Request) -> int:
+    """The trials to run; fails before any runs when the verdict may need a missing scipy."""
+    trials = request.trials or (recorded.requested if recorded.is_group else DEFAULT_TRIALS)
+    if len(recorded.results) >= 2 and trials >= 2:
+        # A NOT REPRODUCED verdict then carries Welch's t-test: a missing scipy (the report
+        # extra) is a DependencyError now, not after minutes of measuring.
+        welch_t_test((0.0, 1.0), (0.0, 2.0))
+    return trials
+
+
+def _job_model(spec: RunSpec) -> list[Path]:
+    """The model file the recorded job names: its --model, the scenario's path or zoo model."""
+    if spec.model_override is not None:
+        return [spec.model_override]
+    if spec.scenario.model.path is not None:
+        return [Path(spec.scenario.model.path)]
+    return [zoo_model_path(str(spec.scenario.model.zoo))]  # built again, or found cached
+
+
+def _other_copies(result: RunResult, sha256: str) -> list[Path]:
+    """Where else the file may be: the measured path (an unconverted model), then the cache."""
+    paths = [Path(result.model.path)] if result.model.sha256 == sha256 else []
+    models = cache_dir()
+    if models.is_dir():
+        paths += sorted(models.glob(f"*{sha256[:16]}*.onnx"))
+    return paths
+
+
+def _sha256(path: Path) -> str | None:
+    try:
+        return file_sha256(path)
+    except OSError:  # missing, a directory, unreadable: not the file
+        return None
+
+
+def _logged_settings(run_dir: Path, result: RunResult) -> Settings:
+    """LoadGen's effective settings as its detail log states them (result.json's copy if gone)."""
+    path = run_dir / DETAIL_LOG
+    if not path.is_file():
+        return result.settings
+    return effective_settings(parse_detail_log(path))
+
+
+def _evidence(recorded: Recorded) -> Evidence:
+    return Evidence(
+        path=str(recorded.path),
+        results=recorded.results,
+        settings=tuple(
+            _logged_settings(d, r) for d, r in zip(recorded.run_dirs, recorded.results, strict=True)
+        ),
+        requested=recorded.requested,
+    )
+
+
+def _trial_dirs(group: Path) -> list[Path]:
+    found = [(int(m.group(1)), p) for p in group.iterdir() if (m := _TRIAL.fullmatch(p.name))]
+    return [path for _, path in sorted(found) if path.is_dir()]
+
+
+def _reproduced(group: Path, requested: int) -> Evidence:
+    """The trials that finished, their logged settings, and why the others did not."""
+    results: list[RunResult] = []
+    settings: list[Settings] = []
+    failures: list[str] = []
+    for run_dir in _trial_dirs(group):
+        incomplete = read_incomplete(run_dir)
+        if incomplete is not None or not (run_dir / RESULT_FILE).is_file():
+            cause = "no result" if incomplete is None else incomplete.cause
+            failures.append(f"{run_dir.name} is INCOMPLETE ({cause})")
+            continue
+        result = load_result(run_dir)
+        results.append(result)
+        settings.append(_logged_settings(run_dir, result))
+    stopped = read_incomplete(group)
+    if stopped is not None:
+        failures.append(f"the trials stopped: {stopped.cause}")
+    return Evidence(
+        path=str(group),
+        results=tuple(results),
+        settings=tuple(settings),
+        requested=requested,
+        failures=tuple(failures),
+    )
