@@ -46,8 +46,8 @@ def add_reproduce_verb(verbs: argparse._SubParsersAction[P]) -> None:
     parser.add_argument(
         "--model",
         type=Path,
-        help="the model file to run; its sha256 must be the recorded one (default: the job's "
-        "own model, or one in the model cache with that sha256)",
+        help="the model file to run (default: the job's own model, or one in the model cache "
+        "with the recorded sha256); another sha256 runs and is judged NOT COMPARABLE",
     )
     parser.add_argument(
         "--trust",

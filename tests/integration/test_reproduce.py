@@ -105,22 +105,36 @@ def test_a_run_reproduces_in_a_new_group_with_the_recorded_job(
         assert load_result(group / trial).model.sha256 == load_result(recorded).model.sha256
 
 
-def test_a_model_with_another_sha256_is_refused_before_anything_runs(
+def test_a_bundle_with_a_swapped_model_is_not_comparable(
     recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    key, bundle = tmp_path / "key", tmp_path / "run.tar"
+    assert main(["keygen", "--out", str(key)]) == 0
+    assert main(["bundle", str(recorded), "--key", str(key), "--out", str(bundle)]) == 0
     other = zoo_model_path("tiny", seed=1, root=tmp_path / "other")  # other weights
     want = load_result(recorded).precision.source_sha256
     got = file_sha256(other)
     assert got != want
-    out_root = tmp_path / "repro"
+    args = [str(bundle), "--trust", f"{key}.pub", "--model", str(other), "--trials", "1"]
+    capsys.readouterr()
+    code, out, _ = _reproduce(
+        [*args, "--tolerance", GENEROUS, "--out", str(tmp_path / "r")], capsys
+    )
+    assert code == 31, out
+    data = _verdict(out)
+    assert data["verdict"] == "NOT COMPARABLE" and data["ratio"] is not None
+    assert f"source model sha256: {want!r} != {got!r}" in data["reasons"]
+
+
+def test_a_missing_model_file_is_refused_before_anything_runs(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing, out_root = tmp_path / "gone.onnx", tmp_path / "repro"
     code, _, err = _reproduce(
-        [str(recorded), "--model", str(other), "--trials", "1", "--out", str(out_root)], capsys
+        [str(recorded), "--model", str(missing), "--out", str(out_root)], capsys
     )
     assert code == 3  # ModelError
-    assert err == (
-        f"error: --model {other}: sha256 {got}, not the recorded model's sha256 {want}; "
-        "pass the file the recorded run measured\n"
-    )
+    assert err.startswith(f"error: --model {missing}: no such file; pass the file")
     assert not out_root.exists()
 
 
