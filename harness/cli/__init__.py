@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from harness import __version__
-from harness.cli.bundle import add_bundle_verbs
+from harness.cli.bundle import add_bundle_verbs, add_trust_option
 from harness.cli.inspection import (
     _compare,
     _doctor,
@@ -207,39 +207,18 @@ def _parser() -> argparse.ArgumentParser:
         "dirs", type=Path, nargs="+", metavar="DIR", help="run, trials or sweep dirs, or bundles"
     )
     report.add_argument("--out", type=Path, help="report directory (default: <first DIR>/report)")
-    report.add_argument(
-        "--trust",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="PUBKEY",
-        help="a bundle's signer to trust (OpenSSH .pub or PEM; repeatable)",
-    )
+    add_trust_option(report)
     report.set_defaults(func=_report)
 
     compare = verbs.add_parser("compare", help="side-by-side table with significance")
     compare.add_argument("dirs", type=Path, nargs="+", metavar="DIR", help="two or more results")
     compare.add_argument("--out", type=Path, help="also write compare.md into this directory")
-    compare.add_argument(
-        "--trust",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="PUBKEY",
-        help="a bundle's signer to trust (OpenSSH .pub or PEM; repeatable)",
-    )
+    add_trust_option(compare)
     compare.set_defaults(func=_compare)
 
     show = verbs.add_parser("show", help="print a run directory's result as a table")
     show.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
-    show.add_argument(
-        "--trust",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="PUBKEY",
-        help="a bundle's signer to trust (OpenSSH .pub or PEM; repeatable)",
-    )
+    add_trust_option(show)
     show.set_defaults(func=_show)
     add_compliance_verb(verbs)
     add_submission_verb(verbs)

@@ -48,14 +48,7 @@ def add_bundle_verbs(verbs: argparse._SubParsersAction[P]) -> None:
         "verify", help="check a bundle: signature, signer, files, results against LoadGen logs"
     )
     verify.add_argument("bundle", type=Path, metavar="BUNDLE")
-    verify.add_argument(
-        "--trust",
-        type=Path,
-        action="append",
-        default=[],
-        metavar="PUBKEY",
-        help="a signer's public key (OpenSSH .pub or PEM) to accept; repeat for several",
-    )
+    add_trust_option(verify)
     verify.add_argument(
         "--trust-any",
         action="store_true",
@@ -124,3 +117,15 @@ def _verify(args: argparse.Namespace) -> int:
             "any signer)"
         )
     return 0
+
+
+def add_trust_option(parser: argparse.ArgumentParser) -> None:
+    """`--trust PUBKEY`, repeatable: the bundle signers a verb accepts as trusted."""
+    parser.add_argument(
+        "--trust",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="PUBKEY",
+        help="a signer's public key (OpenSSH .pub or PEM) to accept; repeat for several",
+    )
