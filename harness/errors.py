@@ -49,6 +49,10 @@ class DependencyError(HarnessError):
     """An optional dependency (an extra such as `report`) that a command needs is missing."""
 
 
+class SchedulerError(HarnessError):
+    """Slurm or Kubernetes refused a request, could not be reached, or is not installed."""
+
+
 class BundleError(HarnessError):
     """A file given as a bundle is not one, or holds an unsafe member (a link, a `..` path)."""
 
@@ -132,6 +136,9 @@ ERROR_CODES: Final[Mapping[type[HarnessError], ExitCode]] = MappingProxyType(
             code=8, meaning="an optional dependency is missing (the message names the extra)"
         ),
         HarnessError: ExitCode(code=9, meaning="any other harness error (the message says why)"),
+        SchedulerError: ExitCode(
+            code=27, meaning="the scheduler (Slurm, Kubernetes) refused or could not be reached"
+        ),
         # harness verify: one code per way a bundle can fail, so scripts can tell them apart
         BundleError: ExitCode(
             code=20, meaning="not a readable bundle (not a tar, no signed manifest, unsafe member)"

@@ -16,6 +16,7 @@ from typing import NoReturn
 
 from harness import __version__
 from harness.cli.bundle import add_bundle_verbs, add_trust_option
+from harness.cli.fleet import add_fleet_verb
 from harness.cli.inspection import (
     _compare,
     _doctor,
@@ -225,6 +226,7 @@ def _parser() -> argparse.ArgumentParser:
     add_bundle_verbs(verbs)
     add_import_verb(verbs)
     add_reproduce_verb(verbs)
+    add_fleet_verb(verbs)
     return parser
 
 

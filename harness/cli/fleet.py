@@ -1,0 +1,485 @@
+"""`harness fleet`: one suite across many machines through Slurm or Kubernetes, then merged.
+
+slurm and k8s plan a fleet directory (one task file per shard) and hand it to the scheduler;
+`task` is what each array task or pod runs; `status` and `collect` read every task's state
+and results back from the shared directory; `cancel` stops a Slurm fleet's tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from harness.config import PRECISIONS, PROFILES
+from harness.errors import ConfigError, HarnessError, SchedulerError
+
+P = TypeVar("P", bound=argparse.ArgumentParser)
+
+if TYPE_CHECKING:
+    from harness.fleet.plan import Entry, FleetPlan
+    from harness.fleet.state import Query, TaskStatus
+
+FLEET_INCOMPLETE = 32  # collect/status --wait: a task did not complete (see harness --help)
+POLL_S = 5.0
+
+
+def add_fleet_verb(verbs: argparse._SubParsersAction[P]) -> None:
+    """`harness fleet slurm|k8s|task|status|collect|cancel`."""
+    fleet = verbs.add_parser(
+        "fleet",
+        help="run a suite across many machines through Slurm or Kubernetes, and merge it",
+        description="Plans a fleet directory on a filesystem the nodes share (one task file "
+        "per shard), submits it to the scheduler you have, and merges every task's results "
+        f"into one comparison. status/collect exit {FLEET_INCOMPLETE} when a task did not "
+        "complete.",
+    )
+    actions = fleet.add_subparsers(dest="fleet_action", required=True, metavar="ACTION")
+    _slurm_parser(actions)
+    _k8s_parser(actions)
+    task = actions.add_parser("task", help="run one task of a fleet here (what each node runs)")
+    task.add_argument("fleet_dir", type=Path, metavar="FLEET", help="the fleet directory")
+    task.add_argument(
+        "--index",
+        type=int,
+        help="the task (default: SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX)",
+    )
+    task.set_defaults(func=_task)
+    status = actions.add_parser("status", help="each task's state and log")
+    status.add_argument("fleet_dir", type=Path, metavar="FLEET", help="the fleet directory")
+    _wait_options(status)
+    status.set_defaults(func=_status)
+    collect = actions.add_parser(
+        "collect", help="merge every task's results: a table, findings and a report"
+    )
+    collect.add_argument("fleet_dir", type=Path, metavar="FLEET", help="the fleet directory")
+    _wait_options(collect)
+    collect.set_defaults(func=_collect)
+    cancel = actions.add_parser("cancel", help="cancel a Slurm fleet's tasks (scancel)")
+    cancel.add_argument("fleet_dir", type=Path, metavar="FLEET", help="the fleet directory")
+    cancel.add_argument("--task", type=int, action="append", help="only this task (repeatable)")
+    cancel.set_defaults(func=_cancel)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("suite", help="a suite name (scenarios/NAME.yaml) or a suite file")
+    parser.add_argument("--hw", default="cpu", help="hardware target (default: cpu)")
+    parser.add_argument("--profile", choices=PROFILES, help="default: the suite's")
+    parser.add_argument(
+        "--precision", help=f"run at these precisions, e.g. fp32,int8 ({', '.join(PRECISIONS)})"
+    )
+    parser.add_argument("--providers", help="run on this part of the target's provider chain")
+    parser.add_argument("--trials", type=int, help="trials per scenario (default: as bench)")
+    parser.add_argument(
+        "--shard",
+        choices=("scenario", "node"),
+        default="scenario",
+        help="one task per node x scenario x precision (scenario, default), or one per node "
+        "running the whole suite (node)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="a directory every node sees at the same path (Slurm: a shared filesystem; "
+        "Kubernetes: this machine's view of the results volume); the fleet directory goes in it",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="write the fleet directory and print what would be submitted; submit nothing",
+    )
+
+
+def _slurm_parser(actions: argparse._SubParsersAction[P]) -> None:
+    slurm = actions.add_parser("slurm", help="submit the suite as a Slurm job array")
+    _common(slurm)
+    slurm.add_argument("--partition", required=True, help="the Slurm partition")
+    where = slurm.add_mutually_exclusive_group()
+    where.add_argument(
+        "--nodes", type=int, default=1, help="copies of each shard, placed by Slurm (default 1)"
+    )
+    where.add_argument("--nodelist", help="pin shards to these nodes: a,b,c (one array each)")
+    slurm.add_argument(
+        "--image", help="run workers in this image where the node has Docker (runner auto)"
+    )
+    slurm.add_argument(
+        "--runner",
+        choices=("auto", "local", "docker"),
+        default="auto",
+        help="auto (default): the image where the node's Docker answers, else the node's "
+        "install; docker: the image or fail; local: the node's install",
+    )
+    slurm.add_argument("--time", type=int, default=60, help="minutes per task (default 60)")
+    slurm.add_argument("--account", help="the Slurm account to charge")
+    slurm.add_argument("--gpus-per-node", type=int, help="GPUs per task (GPU targets: 1)")
+    slurm.add_argument(
+        "--sbatch", action="append", default=[], help="one more sbatch option, e.g. --qos=high"
+    )
+    slurm.add_argument(
+        "--harness",
+        help="the command nodes run harness with (default: this install's python -m "
+        "harness.cli, which must be at the same path on the nodes)",
+    )
+    slurm.add_argument(
+        "--wait", action="store_true", help="follow the tasks until they end, then collect"
+    )
+    slurm.add_argument("--interval", type=float, default=POLL_S, help="seconds between polls")
+    slurm.set_defaults(func=_slurm)
+
+
+def _k8s_parser(actions: argparse._SubParsersAction[P]) -> None:
+    k8s = actions.add_parser("k8s", help="write (and --apply) an Indexed Kubernetes Job")
+    _common(k8s)
+    k8s.add_argument("--image", required=True, help="the harness image the pods run")
+    k8s.add_argument("--namespace", default="default", help="the Job's namespace")
+    k8s.add_argument("--nodes", type=int, default=1, help="copies of each shard (default 1)")
+    volume = k8s.add_mutually_exclusive_group(required=True)
+    volume.add_argument("--claim", help="the results PersistentVolumeClaim (ReadWriteMany)")
+    volume.add_argument("--host-path", help="the results directory on every node")
+    k8s.add_argument("--mount-path", default="/results", help="where pods mount the volume")
+    k8s.add_argument("--parallelism", type=int, help="pods at once (default: every shard)")
+    k8s.add_argument("--cpu", help="CPU request = limit per pod, e.g. 8 (Guaranteed QoS)")
+    k8s.add_argument("--memory", help="memory request = limit per pod, e.g. 32Gi")
+    k8s.add_argument("--gpus", type=int, default=1, help="GPUs per pod for nvidia/rocm")
+    k8s.add_argument("--backoff-limit", type=int, default=0, help="retries of a failed index")
+    k8s.add_argument(
+        "--node-selector",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="schedule on nodes with this label (repeatable; default: the target's GPU label)",
+    )
+    k8s.add_argument("--kubeconfig", help="with --apply: this kubeconfig (default: KUBECONFIG)")
+    k8s.add_argument("--apply", action="store_true", help="create the Job through the API")
+    k8s.set_defaults(func=_k8s)
+
+
+def _wait_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wait", action="store_true", help="poll until every task has ended")
+    parser.add_argument("--interval", type=float, default=POLL_S, help="seconds between polls")
+
+
+def _entries(args: argparse.Namespace) -> tuple[str, str, list[Entry]]:
+    """The suite's scenarios resolved as `harness bench` resolves them: name, profile, entries."""
+    from harness.campaign import trials_count
+    from harness.cli.measure import _find_suite, _job
+    from harness.fleet.plan import Entry
+
+    if args.trials is not None and args.trials < 1:
+        raise ConfigError(f"--trials: must be >= 1, got {args.trials}")
+    suite, base = _find_suite(args.suite)
+    profile = args.profile or suite.profile
+    resolve = argparse.Namespace(
+        hw=args.hw,
+        strict=False,
+        out=args.out,
+        runner="local",
+        image=None,
+        cache=None,
+        launcher=None,
+        providers=args.providers,
+        batch_size=None,
+    )
+    precisions = [p.strip() for p in (args.precision or "").split(",") if p.strip()] or [None]
+    entries = []
+    for name in suite.scenarios:
+        for precision in precisions:
+            job = _job(base / name, resolve, profile, precision=precision)
+            entries.append(
+                Entry(
+                    scenario=job.scenario,
+                    scenario_path=str(base / name),
+                    trials=trials_count(job, args.trials),
+                )
+            )
+    return suite.name, profile, entries
+
+
+def _plan(
+    args: argparse.Namespace, kind: str, nodes: list[str], replicas: int
+) -> tuple[Path, FleetPlan]:
+    from harness.config import as_profile
+    from harness.fleet.plan import FleetPlan, create_fleet_dir, plan_tasks, stage_models
+
+    if replicas < 1:
+        raise ConfigError(f"--nodes: must be >= 1, got {replicas}")
+    suite, profile, entries = _entries(args)
+    plan_tasks(entries, shard_by=args.shard, nodes=nodes, replicas=replicas)  # checks first
+    fleet = create_fleet_dir(args.out, suite)
+    staged = stage_models(fleet, entries)
+    tasks = plan_tasks(staged, shard_by=args.shard, nodes=nodes, replicas=replicas)
+    plan = FleetPlan(
+        kind="slurm" if kind == "slurm" else "k8s",
+        suite=suite,
+        hw=args.hw,
+        profile=as_profile(profile),
+        runner=getattr(args, "runner", "local"),
+        image=args.image,
+        shard_by=args.shard,
+        tasks=tasks,
+    )
+    return fleet, plan
+
+
+def _slurm(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from harness.fleet import slurm
+    from harness.fleet.plan import write_plan
+
+    nodes = [n.strip() for n in (args.nodelist or "").split(",") if n.strip()]
+    if args.nodelist is not None and not nodes:
+        raise ConfigError(f"--nodelist: {args.nodelist!r} names no node; give a,b,c")
+    gpus = args.gpus_per_node
+    if gpus is None and args.hw != "cpu":
+        gpus = 1
+    options = slurm.SlurmOptions(
+        partition=args.partition,
+        time_min=args.time,
+        account=args.account,
+        gpus_per_node=gpus,
+        extra=tuple(args.sbatch),
+    )
+    fleet, plan = _plan(args, "slurm", nodes, 1 if nodes else args.nodes)
+    harness_cmd = args.harness.split() if args.harness else [sys.executable, "-m", "harness.cli"]
+    script = slurm.render_script(fleet, plan, options, harness_cmd)
+    submissions = slurm.plan_submissions(plan)
+    scheduler = {"partition": args.partition, "time_min": args.time, "submissions": []}
+    plan = dataclasses.replace(plan, scheduler=scheduler)
+    write_plan(fleet, plan)
+    slurm.write_scripts(fleet, script, submissions)
+    if args.dry_run:
+        print(script, end="")
+        print(f"# not submitted; to submit: sh {fleet / slurm.SUBMIT_FILE}", file=sys.stderr)
+        print(fleet)
+        return 0
+    from harness.fleet.plan import save_plan
+
+    for number, submission in enumerate(submissions):
+        try:
+            (done,) = slurm.submit(fleet, [submission])
+        except SchedulerError as exc:
+            left = "" if number == 0 else f" ({number} of {len(submissions)} arrays submitted)"
+            raise SchedulerError(
+                f"{exc}{left}; the fleet is planned: its sbatch lines are in "
+                f"{fleet / slurm.SUBMIT_FILE}"
+            ) from None
+        scheduler["submissions"].append(
+            {"job_id": done.job_id, "indices": list(done.indices), "node": done.node}
+        )
+        save_plan(fleet, dataclasses.replace(plan, scheduler=scheduler))  # each, as it is made
+        where = f" on {done.node}" if done.node else ""
+        print(f"submitted job {done.job_id}: tasks {slurm.array_spec(done.indices)}{where}")
+    if args.wait:
+        _follow(fleet, args.interval)
+        code = _write_collection(fleet)
+        print(fleet)
+        return code
+    print(fleet)
+    return 0
+
+
+def _k8s(args: argparse.Namespace) -> int:
+    from harness.fleet import k8s
+    from harness.fleet.plan import write_plan
+
+    volume = k8s.ResultsVolume(
+        claim=args.claim, host_path=args.host_path, mount_path=args.mount_path
+    )
+    args.runner = "local"  # in a pod, workers run in the pod's own image
+    fleet, plan = _plan(args, "k8s", [], args.nodes)
+    relative = fleet.relative_to(args.out).as_posix()
+    name = k8s.dns_label_like(f"bt-{fleet.name}")
+    spec = k8s.K8sJobSpec(
+        name=name,
+        namespace=args.namespace,
+        image=args.image,
+        hw=args.hw,
+        completions=len(plan.tasks),
+        parallelism=args.parallelism or len(plan.tasks),
+        fleet_dir=f"{args.mount_path.rstrip('/')}/{relative}",
+        volume=volume,
+        gpus=args.gpus,
+        cpu=args.cpu,
+        memory=args.memory,
+        backoff_limit=args.backoff_limit,
+        node_selector=_selector(args.node_selector),
+    )
+    job = k8s.build_job(spec)
+    text = k8s.manifest_yaml(job)
+    k8s.validate_manifest(text, where=str(fleet / "job.yaml"))
+    import dataclasses
+
+    scheduler = {"namespace": args.namespace, "job": name, "applied": False}
+    plan = dataclasses.replace(plan, scheduler=scheduler)
+    write_plan(fleet, plan)
+    from harness.files import atomic_write_text
+
+    manifest = fleet / "job.yaml"
+    atomic_write_text(manifest, text)
+    if args.dry_run or not args.apply:
+        print(text, end="")
+        print(f"# not applied; to apply: kubectl apply -f {fleet / 'job.yaml'}", file=sys.stderr)
+        print(fleet)
+        return 0
+    try:
+        created = k8s.apply_job(job, namespace=args.namespace, kubeconfig=args.kubeconfig)
+    except SchedulerError as exc:
+        raise SchedulerError(f"{exc}; the fleet is planned: kubectl apply -f {manifest}") from None
+    from harness.fleet.plan import save_plan
+
+    save_plan(fleet, dataclasses.replace(plan, scheduler={**scheduler, "applied": True}))
+    print(f"created Job {created} in namespace {args.namespace}")
+    print(fleet)
+    return 0
+
+
+def _selector(pairs: list[str]) -> dict[str, str] | None:
+    """--node-selector KEY=VALUE pairs; None (the target's default) when none was given."""
+    if not pairs:
+        return None
+    selector = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--node-selector: {pair!r} is not KEY=VALUE")
+        selector[key] = value
+    return selector
+
+
+def _task(args: argparse.Namespace) -> int:
+    from harness.fleet.placement import task_index
+    from harness.fleet.task import run_task
+
+    return run_task(args.fleet_dir, task_index(args.index))
+
+
+def _statuses(fleet: Path) -> tuple[FleetPlan, list[TaskStatus]]:
+    from harness.fleet.plan import read_plan
+    from harness.fleet.state import fleet_status
+
+    plan = read_plan(fleet)
+    return plan, fleet_status(fleet, plan, _query(plan))
+
+
+def _query(plan: FleetPlan) -> Query | None:
+    if plan.kind == "slurm":
+        from harness.fleet.slurm import views
+
+        return lambda ids: views(ids)
+    return _k8s_query(plan)
+
+
+def _k8s_query(plan: FleetPlan) -> Query | None:
+    """The Job's per-index states through the API where a cluster answers, else None."""
+    from harness.fleet.state import SchedulerView
+
+    name = plan.scheduler.get("job")
+    if not plan.scheduler.get("applied") or not name:
+        return None
+    try:
+        from harness.fleet.k8s import job_status
+
+        states = job_status(str(name), namespace=str(plan.scheduler.get("namespace", "default")))
+    except HarnessError as exc:
+        print(
+            f"note: Kubernetes not reachable ({exc}); states from the task records", file=sys.stderr
+        )
+        return None
+    names = {"Succeeded": "COMPLETED", "Failed": "FAILED"}
+    found = {
+        (str(name), index): SchedulerView(
+            state=names.get(state, state.upper()), node=None, detail=None, source="kubernetes"
+        )
+        for index, state in states.items()
+        if state in names
+    }
+    return lambda ids: found
+
+
+def _print_status(statuses: list[TaskStatus], fleet: Path) -> None:
+    from harness.fleet.state import summary_line
+
+    for s in statuses:
+        log = "" if s.log is None else f"  log {s.log}"
+        detail = f" ({s.detail})" if s.detail else ""
+        print(f"task {s.index:>3} {s.state:<13} {s.node or '-':<12} {s.label}{detail}{log}")
+    print(summary_line(statuses))
+
+
+def _follow(fleet: Path, interval_s: float) -> list[TaskStatus]:
+    """Poll until every task has ended, printing a line whenever the counts change."""
+    from harness.fleet.state import summary_line
+
+    last = ""
+    while True:
+        _, statuses = _statuses(fleet)
+        line = summary_line(statuses)
+        if line != last:
+            print(f"[{time.strftime('%H:%M:%S')}] {line}", flush=True)
+            last = line
+        if all(s.ended for s in statuses):
+            return statuses
+        time.sleep(max(interval_s, 0.2))
+
+
+def _status(args: argparse.Namespace) -> int:
+    if args.wait:
+        _follow(args.fleet_dir, args.interval)
+    _, statuses = _statuses(args.fleet_dir)
+    _print_status(statuses, args.fleet_dir)
+    return 0 if all(s.good for s in statuses) else FLEET_INCOMPLETE
+
+
+def _collect(args: argparse.Namespace) -> int:
+    if args.wait:
+        _follow(args.fleet_dir, args.interval)
+    return _write_collection(args.fleet_dir)
+
+
+def _write_collection(fleet: Path) -> int:
+    from harness.fleet.collect import merge, render_markdown, write_merged
+
+    plan, statuses = _statuses(fleet)
+    merged = merge(fleet, plan, statuses)
+    markdown, data = write_merged(merged)
+    print(render_markdown(merged), end="")
+    if merged.groups:
+        from harness.cli.inspection import _check_out_dir, _write_report
+
+        out = fleet / "report"
+        if out.exists():
+            out = fleet / f"report-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
+        _check_out_dir(out)
+        _write_report(out, list(merged.groups))
+    print(markdown)
+    print(data)
+    return 0 if all(s.good for s in statuses) else FLEET_INCOMPLETE
+
+
+def _cancel(args: argparse.Namespace) -> int:
+    from harness.fleet import slurm
+    from harness.fleet.plan import read_plan
+
+    plan = read_plan(args.fleet_dir)
+    if plan.kind != "slurm":
+        name = plan.scheduler.get("job")
+        raise ConfigError(
+            f"{args.fleet_dir}: a Kubernetes fleet; delete its Job: kubectl delete job {name} "
+            f"-n {plan.scheduler.get('namespace')}"
+        )
+    ids = []
+    wanted = set(args.task or [])
+    for submission in plan.scheduler.get("submissions", []):
+        for index in submission.get("indices", []):
+            if not wanted or index in wanted:
+                ids.append(f"{submission['job_id']}_{index}")
+    unknown = wanted - {int(i.rsplit("_", 1)[1]) for i in ids}
+    if unknown:
+        raise ConfigError(f"--task: {sorted(unknown)} not submitted in this fleet")
+    slurm.cancel(ids)
+    print(f"cancelled {len(ids)} task(s)")
+    return 0

@@ -1,0 +1,1 @@
+"""Fleet runs: one suite across many machines through Slurm or Kubernetes."""

@@ -1,0 +1,334 @@
+"""Merge a fleet's tasks into one comparison: a row per task and configuration, and findings.
+
+Each row is one entry of one task: where it ran, its state, MLPerf's headline metric for its
+scenario (median over its trials, with their spread), validity and perf/W where measured, and
+the paths of its log and run. Findings: nodes of one partition that differ in fingerprint
+(heterogeneity) and nodes far from their peers on the same configuration (outliers).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from harness.analysis.fleet import (
+    Difference,
+    NodeRun,
+    Outlier,
+    describe_difference,
+    describe_outlier,
+    heterogeneity,
+    outliers,
+    too_few_peers,
+)
+from harness.analysis.groups import Group, load_group
+from harness.errors import HarnessError
+from harness.files import atomic_write_text
+from harness.fleet.plan import FleetPlan, TaskSpec
+from harness.fleet.state import TaskStatus
+from harness.results.metrics import LATENCY_P90, LATENCY_P99, SAMPLES_PER_SECOND
+from harness.results.records import RunResult
+
+MERGED_JSON = "fleet-merged.json"
+MERGED_MD = "fleet-merged.md"
+# MLPerf's headline per scenario, as the table shows it: (metric key, label, scale, higher?)
+HEADLINES: Mapping[str, tuple[str, str, float, bool]] = {
+    "SingleStream": (LATENCY_P90, "p90 latency (ms)", 1e-6, False),
+    "MultiStream": (LATENCY_P99, "p99 latency (ms)", 1e-6, False),
+    "Server": (LATENCY_P99, "p99 latency (ms)", 1e-6, False),
+    "Offline": (SAMPLES_PER_SECOND, "samples/s", 1.0, True),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Row:
+    """One entry of one task in the merged table."""
+
+    task: int
+    node: str | None
+    state: str
+    config: str
+    scenario: str | None
+    metric: str | None
+    value: float | None  # the headline's median over the trials, in the metric's units
+    spread_cov: float | None
+    trials: int
+    valid: str  # "yes", "no (k of n INVALID)", "-"
+    perf_per_watt: float | None  # samples/s per W, the first power source that measured it
+    energy_mj: float | None  # mJ per inference
+    log: str | None  # relative to the fleet directory
+    run: str | None
+    note: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Merged:
+    """The fleet's merged comparison."""
+
+    fleet: Path
+    plan: FleetPlan
+    statuses: tuple[TaskStatus, ...]
+    rows: tuple[Row, ...]
+    groups: tuple[Group, ...]  # each row's run or trial group, labelled for the report
+    differences: tuple[Difference, ...]
+    outliers: tuple[Outlier, ...]
+    notes: tuple[str, ...]
+
+
+def merge(fleet: Path, plan: FleetPlan, statuses: Sequence[TaskStatus]) -> Merged:
+    """Read every task's runs (a task that failed leaves its row, never hides the others)."""
+    tasks = {task.index: task for task in plan.tasks}
+    rows: list[Row] = []
+    groups: list[Group] = []
+    node_runs: list[NodeRun] = []
+    for status in statuses:
+        task_rows, task_groups, task_runs = _task_rows(fleet, plan, tasks[status.index], status)
+        rows += task_rows
+        groups += task_groups
+        node_runs += task_runs
+    differences = heterogeneity(node_runs)
+    found = outliers(node_runs)
+    notes = tuple(too_few_peers(node_runs))
+    return Merged(
+        fleet=fleet,
+        plan=plan,
+        statuses=tuple(statuses),
+        rows=tuple(rows),
+        groups=tuple(groups),
+        differences=tuple(differences),
+        outliers=tuple(found),
+        notes=notes,
+    )
+
+
+def _task_rows(
+    fleet: Path, plan: FleetPlan, task: TaskSpec, status: TaskStatus
+) -> tuple[list[Row], list[Group], list[NodeRun]]:
+    outcomes = {e.get("name"): e for e in (status.record or {}).get("entries", [])}
+    log = None if status.log is None else status.log.relative_to(fleet).as_posix()
+    rows, groups, runs = [], [], []
+    for entry in task.entries:
+        scenario = entry.scenario
+        config = f"{scenario.model.name} {scenario.model.precision} {scenario.scenario}"
+        config += f" batch {scenario.batch_size}"
+        outcome = outcomes.get(scenario.name) or {}
+        run_dir = _run_dir(status, outcome)
+        group, note = _load(run_dir)
+        if group is None and outcome.get("error"):
+            note = str(outcome["error"])
+        elif group is None and note is None:
+            note = "no result: the task did not reach this entry"
+        empty = Row(
+            task=task.index,
+            node=status.node,
+            state=status.state,
+            config=config,
+            scenario=scenario.scenario,
+            metric=None,
+            value=None,
+            spread_cov=None,
+            trials=0,
+            valid="-",
+            perf_per_watt=None,
+            energy_mj=None,
+            log=log,
+            run=None if run_dir is None else run_dir.relative_to(fleet).as_posix(),
+            note=note,
+        )
+        if group is None:
+            rows.append(empty)
+            continue
+        label = f"{status.node or '?'} task {task.index}: {scenario.name}"
+        groups.append(replace(group, label=label))
+        key, metric, scale, higher = HEADLINES[scenario.scenario]
+        values = [v * scale for v in _values(group.results, key)]
+        value = _median(values)
+        cov = _cov(values)
+        rows.append(
+            replace(
+                empty,
+                metric=metric,
+                value=value,
+                spread_cov=cov,
+                trials=len(group.results),
+                valid=_validity(group.results),
+                perf_per_watt=_power(group.results, "samples_per_second_per_watt"),
+                energy_mj=_power(group.results, "energy_per_inference_mj"),
+            )
+        )
+        runs.append(
+            NodeRun(
+                task=task.index,
+                node=status.node or "?",
+                hw=plan.hw,
+                partition=_partition(plan, status),
+                config=config,
+                metric=metric,
+                higher_is_better=higher,
+                value=value,
+                spread_cov=cov,
+                fingerprint=group.results[0].fingerprint.data if group.results else {},
+            )
+        )
+    return rows, groups, runs
+
+
+def _run_dir(status: TaskStatus, outcome: Mapping[str, Any]) -> Path | None:
+    run = outcome.get("run")
+    if status.attempt is None or not run:
+        return None
+    return status.attempt / str(run)
+
+
+def _load(run_dir: Path | None) -> tuple[Group | None, str | None]:
+    if run_dir is None:
+        return None, None
+    try:
+        return load_group(run_dir), None
+    except HarnessError as exc:
+        return None, str(exc)
+
+
+def _values(results: Sequence[RunResult], key: str) -> list[float]:
+    from harness.results.metrics import metric_values
+
+    try:
+        return list(metric_values(results, key))
+    except HarnessError:
+        return []
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _cov(values: Sequence[float]) -> float | None:
+    """The sample coefficient of variation, as trials.json computes it; None under 2 values."""
+    if len(values) < 2 or statistics.mean(values) == 0:
+        return None
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def _validity(results: Sequence[RunResult]) -> str:
+    invalid = sum(1 for r in results if not r.outcome.valid)
+    return "yes" if invalid == 0 else f"no ({invalid} of {len(results)} INVALID)"
+
+
+def _power(results: Sequence[RunResult], name: str) -> float | None:
+    values = []
+    for result in results:
+        sources = {} if result.telemetry is None else result.telemetry.sources
+        for source in sources.values():
+            value = getattr(source, name)
+            if value is not None:
+                values.append(float(value))
+                break
+    return _median(values)
+
+
+def _partition(plan: FleetPlan, status: TaskStatus) -> str | None:
+    placement = (status.record or {}).get("placement") or {}
+    found = placement.get("partition") or plan.scheduler.get("partition")
+    return None if found is None else str(found)
+
+
+def render_markdown(merged: Merged) -> str:
+    """The merged comparison as Markdown: states, the table, then the findings."""
+    plan = merged.plan
+    lines = [
+        f"# Fleet {merged.fleet.name}",
+        "",
+        f"Suite `{plan.suite}` on `{plan.hw}` through {plan.kind}, profile {plan.profile}, "
+        f"{len(plan.tasks)} task(s).",
+        "",
+        "## Tasks",
+        "",
+        "| task | node | state | source | detail | log |",
+        "|---:|---|---|---|---|---|",
+    ]
+    for s in merged.statuses:
+        log = "-" if s.log is None else f"[{s.log.name}]({s.log.relative_to(merged.fleet)})"
+        lines.append(
+            f"| {s.index} | {s.node or '-'} | {s.state} | {s.source} | "
+            f"{_cell(s.detail or '-')} | {log} |"
+        )
+    lines += [
+        "",
+        "## Results",
+        "",
+        "| task | node | configuration | metric | median | trial CoV | trials | valid | "
+        "samples/s/W | mJ/inference |",
+        "|---:|---|---|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for r in merged.rows:
+        lines.append(
+            f"| {r.task} | {r.node or '-'} | {r.config} | {r.metric or '-'} | {_num(r.value)} | "
+            f"{_pct(r.spread_cov)} | {r.trials} | {r.valid} | {_num(r.perf_per_watt)} | "
+            f"{_num(r.energy_mj)} |"
+        )
+    failed = [r for r in merged.rows if r.value is None]
+    if failed:
+        lines += ["", "Rows without a result:"]
+        lines += [f"- task {r.task} ({r.config}): {_cell(r.note or r.state)}" for r in failed]
+    lines += ["", "## Findings", ""]
+    findings = [f"- heterogeneous: {describe_difference(d)}" for d in merged.differences]
+    findings += [f"- outlier: {describe_outlier(o)}" for o in merged.outliers]
+    findings += [f"- {note}" for note in merged.notes]
+    lines += findings or ["- none: every node alike in fingerprint, and none far from its peers"]
+    return "\n".join(lines) + "\n"
+
+
+def merged_dict(merged: Merged) -> dict[str, Any]:
+    """The merged comparison as JSON-ready data."""
+    return {
+        "schema_version": 1,
+        "fleet": merged.fleet.name,
+        "suite": merged.plan.suite,
+        "hw": merged.plan.hw,
+        "kind": merged.plan.kind,
+        "tasks": [
+            {
+                "index": s.index,
+                "node": s.node,
+                "state": s.state,
+                "source": s.source,
+                "detail": s.detail,
+                "log": None if s.log is None else s.log.relative_to(merged.fleet).as_posix(),
+                "attempt": None
+                if s.attempt is None
+                else s.attempt.relative_to(merged.fleet).as_posix(),
+            }
+            for s in merged.statuses
+        ],
+        "rows": [asdict(r) for r in merged.rows],
+        "heterogeneity": [asdict(d) for d in merged.differences],
+        "outliers": [asdict(o) for o in merged.outliers],
+        "notes": list(merged.notes),
+    }
+
+
+def write_merged(merged: Merged) -> tuple[Path, Path]:
+    """fleet-merged.md and fleet-merged.json in the fleet directory, atomically."""
+    markdown = merged.fleet / MERGED_MD
+    data = merged.fleet / MERGED_JSON
+    atomic_write_text(markdown, render_markdown(merged))
+    atomic_write_text(data, json.dumps(merged_dict(merged), indent=2, default=str) + "\n")
+    return markdown, data
+
+
+def _num(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.3f}" if abs(value) < 1000 else f"{value:,.1f}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f} %"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,373 @@
+"""A fleet's plan: its shards (tasks), the file each task runs, and the fleet directory.
+
+A fleet directory, on a filesystem every node shares (Slurm) or on the Job's results volume
+(Kubernetes), holds everything a task needs and everything it leaves::
+
+    FLEET/fleet.json              the plan: suite, target, tasks, scheduler and submissions
+    FLEET/tasks/007/task.json     task 7's file: resolved scenarios, profile, trials, target
+    FLEET/tasks/007/<attempt>/    one execution of it (slurm-<job>_<task>, k8s-<pod>, ...):
+                                  task-result.json and the runs, as `harness bench` makes them
+    FLEET/models/                 model files the scenarios named by path, copied once
+    FLEET/logs/                   the scheduler's stdout/stderr of each task
+
+Paths inside are relative to FLEET, so the directory reads the same wherever it is mounted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import harness
+from harness.config import (
+    PROFILES,
+    ProfileName,
+    Scenario,
+    scenario_from_dict,
+    scenario_to_dict,
+)
+from harness.errors import ConfigError, ResultError
+from harness.files import atomic_write_text, create_run_dir
+
+FLEET_FILE = "fleet.json"
+TASK_FILE = "task.json"
+TASK_RESULT_FILE = "task-result.json"  # one attempt's record, written by `harness fleet task`
+TASKS_DIR = "tasks"
+MODELS_DIR = "models"
+LOGS_DIR = "logs"
+FLEET_SCHEMA_VERSION = 1
+TASK_SCHEMA_VERSION = 1
+MAX_TASKS = 10_000  # Slurm's default MaxArraySize is 1001; a larger fleet is a typo
+
+ShardBy = Literal["scenario", "node"]
+SHARD_BY: tuple[ShardBy, ...] = ("scenario", "node")
+Runner = Literal["auto", "local", "docker"]
+RUNNERS: tuple[Runner, ...] = ("auto", "local", "docker")
+SchedulerKind = Literal["slurm", "k8s"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Entry:
+    """One resolved scenario a task runs, as `harness run` would, with its trials."""
+
+    scenario: Scenario
+    scenario_path: str  # the file it came from, for the record
+    trials: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskSpec:
+    """One shard: what one array task (or one Job index) runs."""
+
+    index: int
+    node: str | None  # the node it is pinned to (--nodelist), None where the scheduler picks
+    replica: int  # 1..N with --nodes N: the copies of one shard
+    entries: tuple[Entry, ...]
+
+    @property
+    def label(self) -> str:
+        """A short name for tables: the entries' scenario names, and the pin or the copy."""
+        names = "+".join(entry.scenario.name for entry in self.entries)
+        where = f"@{self.node}" if self.node else f"#{self.replica}"
+        return f"{names} {where}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetPlan:
+    """The whole fleet: where it runs, its tasks, and what the scheduler was told."""
+
+    kind: SchedulerKind
+    suite: str
+    hw: str
+    profile: ProfileName
+    runner: Runner
+    image: str | None
+    shard_by: ShardBy
+    tasks: tuple[TaskSpec, ...]
+    created_utc: str = ""
+    harness_version: str = harness.__version__
+    # What the scheduler needs and was told: partition, submissions (Slurm); namespace, Job (k8s)
+    scheduler: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_tasks(
+    entries: Sequence[Entry],
+    *,
+    shard_by: ShardBy,
+    nodes: Sequence[str] = (),
+    replicas: int = 1,
+) -> tuple[TaskSpec, ...]:
+    """The fleet's shards: per node (pinned) or per copy, each entry alone or the whole suite."""
+    if not entries:
+        raise ConfigError("the suite names no scenario; list at least one")
+    if len(set(nodes)) != len(nodes):
+        raise ConfigError(f"--nodelist: names a node twice ({', '.join(nodes)}); name each once")
+    places: list[tuple[str | None, int]] = (
+        [(node, 1) for node in nodes] if nodes else [(None, r) for r in range(1, replicas + 1)]
+    )
+    groups = [tuple(entries)] if shard_by == "node" else [(entry,) for entry in entries]
+    tasks = [
+        TaskSpec(index=0, node=node, replica=replica, entries=group)
+        for node, replica in places
+        for group in groups
+    ]
+    if len(tasks) > MAX_TASKS:
+        raise ConfigError(
+            f"{len(tasks)} tasks: more than {MAX_TASKS}; use fewer nodes or --shard node"
+        )
+    return tuple(replace(task, index=i) for i, task in enumerate(tasks))
+
+
+def create_fleet_dir(out: Path, suite: str) -> Path:
+    """A new fleet directory under `out` (never an existing one), with its sub-directories."""
+    fleet = create_run_dir(out, model="fleet", scenario=suite)
+    for sub in (TASKS_DIR, MODELS_DIR, LOGS_DIR):
+        (fleet / sub).mkdir()
+    return fleet
+
+
+def stage_models(fleet: Path, entries: Sequence[Entry]) -> tuple[Entry, ...]:
+    """Copy each model file a scenario names into FLEET/models/ and point the scenario there.
+
+    Every node then reads the same bytes, wherever FLEET is mounted. The copy is named by its
+    content (models/<sha256 prefix>/<its own name>), so two scenarios naming one file share
+    it. Zoo models are generated on each node (deterministically: their checksum is in every
+    result).
+    """
+    staged: list[Entry] = []
+    for entry in entries:
+        path = entry.scenario.model.path
+        if path is None:
+            staged.append(entry)
+            continue
+        source = Path(path)
+        if not source.is_file():
+            raise ConfigError(
+                f"{entry.scenario_path}: model.path: {path} is not a file; fix the path"
+            )
+        digest = _sha256(source)
+        target = fleet / MODELS_DIR / digest[:16] / source.name  # the name is the model's name
+        if not target.exists():
+            target.parent.mkdir(exist_ok=True)
+            _copy(source, target)
+        model = replace(entry.scenario.model, path=target.relative_to(fleet).as_posix())
+        staged.append(replace(entry, scenario=replace(entry.scenario, model=model)))
+    return tuple(staged)
+
+
+def task_dir(fleet: Path, index: int) -> Path:
+    """Where task `index` keeps its file and its attempts."""
+    return fleet / TASKS_DIR / f"{index:03d}"
+
+
+def write_plan(fleet: Path, plan: FleetPlan) -> None:
+    """fleet.json and every task's task.json, atomically; fleet.json last (it names them)."""
+    for task in plan.tasks:
+        directory = task_dir(fleet, task.index)
+        directory.mkdir(exist_ok=True)
+        atomic_write_text(directory / TASK_FILE, _dump(_task_dict(task, plan)))
+    save_plan(fleet, plan)
+
+
+def save_plan(fleet: Path, plan: FleetPlan) -> None:
+    """fleet.json again (after a submission added its job IDs), atomically."""
+    atomic_write_text(fleet / FLEET_FILE, _dump(_plan_dict(plan)))
+
+
+def read_plan(fleet: Path) -> FleetPlan:
+    """A fleet directory's plan; every problem is one line naming fleet.json and the key."""
+    path = fleet / FLEET_FILE
+    data = _read_json(path, "fleet", "pass a directory `harness fleet slurm|k8s` made")
+    _check_version(data, path, FLEET_SCHEMA_VERSION)
+    try:
+        tasks = tuple(_task_from(t, f"{path}: tasks[{i}]") for i, t in enumerate(data["tasks"]))
+        return FleetPlan(
+            kind=_choice(data, "kind", ("slurm", "k8s"), path),
+            suite=str(data["suite"]),
+            hw=str(data["hw"]),
+            profile=_choice(data, "profile", PROFILES, path),
+            runner=_choice(data, "runner", RUNNERS, path),
+            image=data.get("image"),
+            shard_by=_choice(data, "shard_by", SHARD_BY, path),
+            tasks=tasks,
+            created_utc=str(data.get("created_utc", "")),
+            harness_version=str(data.get("harness_version", "")),
+            scheduler=dict(data.get("scheduler") or {}),
+        )
+    except KeyError as exc:
+        raise ResultError(
+            f"{path}: missing key {exc.args[0]!r}; the fleet file is damaged"
+        ) from None
+    except (TypeError, ValueError) as exc:
+        raise ResultError(f"{path}: {exc}; the fleet file is damaged") from None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskFile:
+    """What a task reads: its entries, the target and how to run them."""
+
+    index: int
+    hw: str
+    profile: ProfileName
+    runner: Runner
+    image: str | None
+    entries: tuple[Entry, ...]
+
+
+def read_task(fleet: Path, index: int) -> TaskFile:
+    """Task `index`'s file, with model paths resolved against FLEET as this node sees it."""
+    path = task_dir(fleet, index) / TASK_FILE
+    data = _read_json(path, "task", f"pass an index the fleet has (see {fleet / FLEET_FILE})")
+    _check_version(data, path, TASK_SCHEMA_VERSION)
+    try:
+        spec = _task_from(data, str(path))
+        entries = tuple(_resolve_model(entry, fleet) for entry in spec.entries)
+        return TaskFile(
+            index=spec.index,
+            hw=str(data["hw"]),
+            profile=_choice(data, "profile", PROFILES, path),
+            runner=_choice(data, "runner", RUNNERS, path),
+            image=data.get("image"),
+            entries=entries,
+        )
+    except KeyError as exc:
+        raise ConfigError(f"{path}: missing key {exc.args[0]!r}; plan the fleet again") from None
+
+
+def _resolve_model(entry: Entry, fleet: Path) -> Entry:
+    path = entry.scenario.model.path
+    if path is None or Path(path).is_absolute():
+        return entry
+    model = replace(entry.scenario.model, path=str(fleet / path))
+    return replace(entry, scenario=replace(entry.scenario, model=model))
+
+
+def _task_dict(task: TaskSpec, plan: FleetPlan) -> dict[str, Any]:
+    return {
+        "schema_version": TASK_SCHEMA_VERSION,
+        "harness_version": plan.harness_version,
+        "hw": plan.hw,
+        "profile": plan.profile,
+        "runner": plan.runner,
+        "image": plan.image,
+        **_spec_dict(task),
+    }
+
+
+def _spec_dict(task: TaskSpec) -> dict[str, Any]:
+    return {
+        "index": task.index,
+        "node": task.node,
+        "replica": task.replica,
+        "entries": [
+            {
+                "scenario_path": e.scenario_path,
+                "trials": e.trials,
+                "scenario": scenario_to_dict(e.scenario),
+            }
+            for e in task.entries
+        ],
+    }
+
+
+def _plan_dict(plan: FleetPlan) -> dict[str, Any]:
+    return {
+        "schema_version": FLEET_SCHEMA_VERSION,
+        "harness_version": plan.harness_version,
+        "created_utc": plan.created_utc or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "kind": plan.kind,
+        "suite": plan.suite,
+        "hw": plan.hw,
+        "profile": plan.profile,
+        "runner": plan.runner,
+        "image": plan.image,
+        "shard_by": plan.shard_by,
+        "scheduler": plan.scheduler,
+        "tasks": [_spec_dict(task) for task in plan.tasks],
+    }
+
+
+def _task_from(data: Any, where: str) -> TaskSpec:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping")
+    entries = []
+    for i, item in enumerate(data["entries"]):
+        at = f"{where}: entries[{i}]"
+        if not isinstance(item, dict):
+            raise ConfigError(f"{at}: expected a mapping")
+        trials = item.get("trials")
+        if type(trials) is not int or trials < 1:
+            raise ConfigError(f"{at}: trials: expected a whole number >= 1, got {trials!r}")
+        entries.append(
+            Entry(
+                scenario=scenario_from_dict(item.get("scenario"), f"{at}: scenario"),
+                scenario_path=str(item.get("scenario_path", "")),
+                trials=trials,
+            )
+        )
+    node = data.get("node")
+    return TaskSpec(
+        index=int(data["index"]),
+        node=None if node is None else str(node),
+        replica=int(data.get("replica", 1)),
+        entries=tuple(entries),
+    )
+
+
+def _read_json(path: Path, what: str, fix: str) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ResultError(f"{path}: no such {what} file; {fix}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultError(f"{path}: not a readable JSON {what} file ({exc}); {fix}") from None
+    if not isinstance(data, dict):
+        raise ResultError(f"{path}: expected a JSON object; {fix}")
+    return data
+
+
+def _check_version(data: dict[str, Any], path: Path, current: int) -> None:
+    version = data.get("schema_version")
+    if version != current:
+        fix = (
+            "upgrade beyond-tops"
+            if isinstance(version, int) and version > current
+            else "plan it again"
+        )
+        raise ResultError(f"{path}: schema_version {version!r} is not {current}; {fix}")
+
+
+def _choice(data: dict[str, Any], key: str, allowed: tuple[Any, ...], path: Path) -> Any:
+    value = data.get(key)
+    if value not in allowed:
+        names = ", ".join(str(a) for a in allowed)
+        raise ResultError(f"{path}: {key}: {value!r} is not one of {names}")
+    return value
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2) + "\n"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _copy(source: Path, target: Path) -> None:
+    tmp = target.with_name(f".{target.name}.tmp")
+    try:
+        shutil.copyfile(source, tmp)
+        tmp.replace(target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ResultError(f"{target}: cannot copy the model there ({exc.strerror})") from None

@@ -1,0 +1,189 @@
+"""One fleet task on its node: `harness fleet task FLEET [--index N]`.
+
+It reads FLEET/tasks/N/task.json, makes an attempt directory named by the scheduler's IDs
+(so a resubmission never overwrites an earlier one), and runs each entry's trials exactly as
+`harness bench` does: a fresh worker process per LoadGen test, in the pinned image where the
+node has Docker (runner auto or docker) or in the node's own install. task-result.json
+records the placement (Slurm job and task IDs or the pod, and the node), each entry's run
+directory or error, and the exit code; it is written when the task starts and when it ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import harness
+from harness.campaign import Job, run_trials
+from harness.errors import STOP_SIGNALS, HarnessError, ResultError, interrupted_cause, stop_signal
+from harness.files import atomic_write_text
+from harness.fleet.placement import Placement, placement_from
+from harness.fleet.plan import TASK_RESULT_FILE, Entry, TaskFile, read_task, task_dir
+from harness.pipeline import Launcher, RunSpec
+
+TASK_RESULT_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class EntryOutcome:
+    """What one entry of a task left: its run (or trial group) directory, or its error."""
+
+    name: str
+    scenario_path: str
+    run: str | None  # relative to the attempt directory
+    exit_code: int
+    error: str | None = None
+
+
+@dataclass(kw_only=True)
+class TaskRecord:
+    """task-result.json: one execution of a task, where it ran and what it left."""
+
+    index: int
+    placement: Placement
+    runner: str
+    started_utc: str
+    finished_utc: str | None = None
+    exit_code: int | None = None
+    cause: str | None = None  # why it stopped early, when it did
+    entries: list[EntryOutcome]
+    harness_version: str = harness.__version__
+
+
+def run_task(
+    fleet: Path,
+    index: int,
+    *,
+    env: Mapping[str, str] | None = None,
+    stream: IO[str] | None = None,
+    launcher: Launcher | None = None,
+) -> int:
+    """Run task `index` of `fleet` here; its exit code (0 when every entry left its runs).
+
+    An INVALID run is a result, not a failure: the task exits 0 and the merge shows it. An
+    entry that fails does not stop the ones after it; the task then exits with the first
+    failure's code, so the scheduler records the task as FAILED.
+    """
+    fleet = fleet.absolute()
+    task = read_task(fleet, index)
+    placement = placement_from(os.environ if env is None else env)
+    attempt = _attempt_dir(task_dir(fleet, index), placement.attempt)
+    runner, launch = ("given", launcher) if launcher is not None else _launcher(task, fleet, stream)
+    record = TaskRecord(
+        index=index, placement=placement, runner=runner, started_utc=_now(), entries=[]
+    )
+    _write(attempt, record)
+    out = stream or sys.stdout
+    print(f"== fleet task {index} on {placement.node} ({runner}): {attempt}", file=out, flush=True)
+    code = 0
+    try:
+        for entry in task.entries:
+            outcome = _run_entry(task, entry, attempt, launch, out)
+            record.entries.append(outcome)
+            _write(attempt, record)
+            code = code or outcome.exit_code
+    except KeyboardInterrupt as exc:  # scancel's SIGTERM, a pod's deletion, Ctrl-C
+        signum = stop_signal(exc)
+        record.cause = interrupted_cause(signum)
+        record.exit_code, record.finished_utc = STOP_SIGNALS[signum].code, _now()
+        _write(attempt, record)
+        raise
+    record.exit_code, record.finished_utc = code, _now()
+    _write(attempt, record)
+    return code
+
+
+def _run_entry(
+    task: TaskFile, entry: Entry, attempt: Path, launch: Launcher | None, out: IO[str]
+) -> EntryOutcome:
+    spec = RunSpec(
+        scenario=entry.scenario,
+        scenario_path=Path(entry.scenario_path) if entry.scenario_path else None,
+        profile=task.profile,
+        hw=task.hw,
+    )
+    job = Job(spec=spec, out_root=attempt, launch=launch, compliance=_compliance(spec))
+    name = entry.scenario.name
+    before = {p.name for p in attempt.iterdir()}
+    try:
+        path = run_trials(job, entry.trials, stream=out)
+    except HarnessError as exc:
+        print(f"error: {name}: {exc}", file=sys.stderr, flush=True)
+        run = _new_run(attempt, before)
+        return EntryOutcome(
+            name=name,
+            scenario_path=entry.scenario_path,
+            run=run,
+            exit_code=exc.exit_code,
+            error=str(exc),
+        )
+    return EntryOutcome(
+        name=name,
+        scenario_path=entry.scenario_path,
+        run=path.relative_to(attempt).as_posix(),
+        exit_code=0,
+    )
+
+
+def _compliance(spec: RunSpec) -> tuple[Any, ...]:
+    """The compliance tests MLPerf requires of the model, with the submission profile."""
+    from harness.compliance.rules import required_tests
+
+    if spec.profile != "submission":
+        return ()
+    return required_tests(spec.scenario.model.loadgen_name or spec.model_name)
+
+
+def _launcher(task: TaskFile, fleet: Path, stream: IO[str] | None) -> tuple[str, Launcher | None]:
+    """The pinned image where the node's Docker answers (auto, docker), else this install."""
+    if task.runner == "local" or (task.runner == "auto" and task.image is None):
+        return "local", None  # auto: the image the user pinned, never one built on a node
+    from harness.containers import DockerLauncher, DockerRun
+
+    launcher = DockerLauncher(DockerRun(hw=task.hw, results=fleet, image=task.image))
+    try:
+        image = launcher.prepare()
+    except HarnessError as exc:
+        if task.runner == "docker":
+            raise
+        print(f"== no container runtime here ({exc}); running in this install", file=sys.stderr)
+        return "local (docker unavailable)", None
+    return f"docker {image.tag}", launcher
+
+
+def _attempt_dir(directory: Path, name: str) -> Path:
+    """A new attempt directory: `name`, or `name-2`, ... when a task runs again by hand."""
+    for number in range(1, 1000):
+        path = directory / (name if number == 1 else f"{name}-{number}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ResultError(
+                f"{directory}: cannot create the task's attempt directory ({exc.strerror}); "
+                "check that the fleet directory is on a shared, writable filesystem"
+            ) from None
+        return path
+    raise ResultError(f"{directory}: 999 attempts already; plan a new fleet")
+
+
+def _new_run(attempt: Path, before: set[str]) -> str | None:
+    """The run directory a failed entry left (marked INCOMPLETE), if it left one."""
+    runs = sorted(p.name for p in attempt.iterdir() if p.is_dir() and p.name not in before)
+    return runs[-1] if runs else None
+
+
+def _write(attempt: Path, record: TaskRecord) -> None:
+    data = {"schema_version": TASK_RESULT_VERSION, **asdict(record)}
+    atomic_write_text(attempt / TASK_RESULT_FILE, json.dumps(data, indent=2) + "\n")
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
