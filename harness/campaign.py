@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -11,11 +12,15 @@ from pathlib import Path
 from typing import IO
 
 from harness import pipeline
+from harness.analysis.shown import shown
+from harness.analysis.spread import metric_spreads
 from harness.analysis.stats import (
     SweepOutcome,
     SweepPoint,
     TrialStats,
     failed_sweep,
+    number,
+    percent,
     run_sweep,
     sweep_batches,
     trial_stats,
@@ -96,19 +101,25 @@ def run_trials(
     root: Path | None = None,
     batch_size: int | None = None,
     stream: IO[str] | None = None,
+    brief: bool = False,
 ) -> Path:
-    """Run `trials` fresh processes; one trial writes a plain run directory, more a group."""
+    """Run `trials` fresh processes; one trial writes a plain run directory, more a group.
+
+    To `stream`: each run's summary and the trials' spread; `brief` (a sweep's point), one
+    line per run and one for the trials.
+    """
     batch = batch_size or job.scenario.batch_size
+    out = _Out(stream, brief)
     if trials == 1 and root is None:
-        return _child(job, job.out_root, None, batch, stream)
+        return _child(job, job.out_root, None, batch, out)
     group = root or create_run_dir(
         job.out_root, model=_model_name(job), scenario=f"{job.scenario.scenario}-trials"
     )
     mark_incomplete(group, "trials started; no result yet")
     runs: list[str] = []
     try:
-        for number in range(1, trials + 1):
-            run_dir = _child(job, group, f"trial-{number}", batch, stream)
+        for count in range(1, trials + 1):
+            run_dir = _child(job, group, f"trial-{count}", batch, out)
             runs.append(run_dir.name)
     except (HarnessError, KeyboardInterrupt) as exc:
         _trials_failed(job, group, runs, trials, batch, exc)
@@ -119,7 +130,8 @@ def run_trials(
     write_trials(group / TRIALS_FILE, trials_file)
     mark_complete(group)
     if stream is not None:
-        stream.write(render_trials(job.scenario.name, trials_file.metric, trials_file.stats) + "\n")
+        text = _brief_trials(batch, trials_file) if brief else render_trials(trials_file)
+        stream.write(text + "\n")
     return group
 
 
@@ -129,7 +141,8 @@ def _trials_file(
     """trials.json of the runs (names in `group`) that finished; with `failure`, a partial one."""
     results = [load_result(group / name) for name in runs]
     metric, higher = _metric(job.scenario)
-    stats = trial_stats(_values(results, metric), requested=trials, higher_is_better=higher)
+    values = _values(results, metric)
+    stats = trial_stats(values, requested=trials, higher_is_better=higher, shown=shown(metric))
     return TrialsFile(
         scenario_name=job.scenario.name,
         scenario=job.scenario.scenario,
@@ -141,6 +154,7 @@ def _trials_file(
         stats=stats,
         complete=failure is None,
         failure=failure,
+        spreads=metric_spreads(results, requested=trials),
     )
 
 
@@ -174,9 +188,13 @@ def _failure(exc: HarnessError | KeyboardInterrupt) -> tuple[str, int]:
 def run_batch_sweep(
     job: Job, trials: int, *, batches: Sequence[int] | None = None, stream: IO[str] | None = None
 ) -> Path:
-    """Offline throughput at growing batch sizes until it saturates or memory runs out."""
+    """Offline throughput at growing batch sizes until it saturates or memory runs out.
+
+    To `stream`: a line per run and per batch size, then the sweep's table (render_sweep).
+    """
     if job.scenario.scenario != "Offline":
         raise RunError(f"{job.spec.scenario_path}: sweeps need an Offline scenario (batching)")
+    requested = list(batches or sweep_batches())
     sweep = create_run_dir(job.out_root, model=_model_name(job), scenario="Offline-sweep")
     mark_incomplete(sweep, "sweep started; no result yet")
     dirs: dict[int, str] = {}
@@ -187,30 +205,35 @@ def run_batch_sweep(
         started.append(batch)
         point = sweep / f"bs-{batch}"
         point.mkdir()
-        run_trials(job, trials, root=point, batch_size=batch, stream=stream)
+        run_trials(job, trials, root=point, batch_size=batch, stream=stream, brief=True)
         dirs[batch] = point.name
         stats = read_trials(point / TRIALS_FILE).stats
         done.append(SweepPoint(batch_size=batch, stats=stats))
         return stats
 
     try:
-        outcome = run_sweep(
-            measure, batches=batches or list(sweep_batches()), is_oom=is_out_of_memory
-        )
+        outcome = run_sweep(measure, batches=requested, is_oom=is_out_of_memory)
     except (HarnessError, KeyboardInterrupt) as exc:  # not out of memory: keep what finished
         cause, code = _failure(exc)
         failed_at = started[-1] if started else 0
         mark_incomplete(sweep, f"bs-{failed_at} {cause}", code)
-        _write_sweep(job, sweep, failed_sweep(done, failed_at, cause), dirs, failure=cause)
+        partial = failed_sweep(done, failed_at, cause, requested)
+        _finish_sweep(job, sweep, partial, dirs, stream, failure=cause)
         raise
-    _write_sweep(job, sweep, outcome, dirs)
+    _finish_sweep(job, sweep, outcome, dirs, stream)
     mark_complete(sweep)
     return sweep
 
 
-def _write_sweep(
-    job: Job, sweep: Path, outcome: SweepOutcome, dirs: dict[int, str], failure: str | None = None
+def _finish_sweep(
+    job: Job,
+    sweep: Path,
+    outcome: SweepOutcome,
+    dirs: dict[int, str],
+    stream: IO[str] | None,
+    failure: str | None = None,
 ) -> None:
+    """Write sweep.json and print its table with every warning of its points, once each."""
     points = tuple(
         SweepFilePoint(batch_size=p.batch_size, dir=dirs[p.batch_size], samples_per_second=p.stats)
         for p in outcome.points
@@ -225,8 +248,118 @@ def _write_sweep(
         limit=outcome.limit,
         complete=failure is None,
         failure=failure,
+        requested_batches=outcome.requested,
+        skipped=outcome.skipped,
+        skip_reason=outcome.skip_reason,
+        saturation=outcome.verdict,
     )
     write_sweep(sweep / SWEEP_FILE, sweep_file)
+    if stream is not None:
+        stream.write(render_sweep(sweep_file, sweep_warnings(sweep, sweep_file)) + "\n")
+
+
+def sweep_warnings(sweep: Path, sweep_file: SweepFile) -> list[tuple[str, str]]:
+    """(where, warning) for each point's spread flags and each of its runs' warnings."""
+    out: list[tuple[str, str]] = []
+    for point in sweep_file.points:
+        trials = read_trials(sweep / point.dir / TRIALS_FILE)
+        out += [(f"batch {point.batch_size}", s.flag) for s in trials.spreads if s.flag]
+        for run in trials.runs:
+            out += [
+                (f"{point.dir}/{run}", w) for w in load_result(sweep / point.dir / run).warnings
+            ]
+    return out
+
+
+def render_sweep(sweep: SweepFile, warnings: Sequence[tuple[str, str]] = ()) -> str:
+    """The sweep at a glance: a row per requested batch size, what it skipped, the verdict.
+
+    `warnings` are (where, text) pairs: a batch's spread flags are listed as they are; a run
+    warning once, with the number of runs that gave it (numbers in it may vary by run).
+    """
+    runs = sum(len(p.samples_per_second.values) for p in sweep.points)
+    lines = [
+        f"{sweep.scenario_name}: batch sweep, {len(sweep.points)} of "
+        f"{len(sweep.requested_batches)} requested batch sizes run ({runs} runs)",
+        *_sweep_table(sweep),
+    ]
+    if sweep.skipped:
+        sizes = ", ".join(str(b) for b in sweep.skipped)
+        lines.append(f"  skipped: batch {sizes} ({sweep.skip_reason})")
+    if sweep.limit is not None:
+        lines.append(f"  stopped at batch {sweep.limit.batch_size}: {sweep.limit.error}")
+    verdict = sweep.saturation
+    if verdict is not None and verdict.caveat is not None:
+        lines.append(f"  {verdict.caveat}")
+    lines += _grouped_warnings(warnings, runs)
+    certainty = "" if verdict is None or verdict.certain else " (uncertain)"
+    lines.append(
+        f"sweep: saturation at batch {sweep.saturation_batch}{certainty}, best at batch "
+        f"{sweep.best_batch}, stopped: {sweep.stopped}"
+    )
+    return "\n".join(lines)
+
+
+def _sweep_table(sweep: SweepFile) -> list[str]:
+    measured = {p.batch_size: p.samples_per_second for p in sweep.points}
+    rows = [("batch", "median samples/s", "CoV", "range", "runs", "verdict")]
+    for batch in sweep.requested_batches or tuple(measured):
+        stats = measured.get(batch)
+        if stats is None:
+            rows.append((str(batch), "-", "-", "-", "0", _mark(sweep, batch)))
+            continue
+        spread = f"{number(min(stats.values))}-{number(max(stats.values))}"
+        cov = percent(stats.cov) if len(stats.values) > 1 else "-"
+        rows.append(
+            (
+                str(batch),
+                number(stats.median),
+                cov,
+                spread,
+                str(len(stats.values)),
+                _mark(sweep, batch),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]
+    return [_table_line(row, widths) for row in rows]
+
+
+def _table_line(row: tuple[str, ...], widths: Sequence[int]) -> str:
+    """Numbers right-aligned, the range left-aligned, the verdict as it is."""
+    pairs = zip(row[:5], widths, strict=True)
+    cells = [c.ljust(w) if i == 3 else c.rjust(w) for i, (c, w) in enumerate(pairs)]
+    return ("  " + "  ".join([*cells, row[5]])).rstrip()
+
+
+def _mark(sweep: SweepFile, batch: int) -> str:
+    """The verdict column: saturation (with ? when uncertain), best, the limit, skipped."""
+    if batch in sweep.skipped:
+        return "skipped"
+    if sweep.limit is not None and batch == sweep.limit.batch_size:
+        return "out-of-memory" if sweep.stopped == "out_of_memory" else "failed"
+    marks = []
+    if batch == sweep.saturation_batch:
+        sure = sweep.saturation is not None and sweep.saturation.certain
+        marks.append("saturation" if sure else "saturation?")
+    if batch == sweep.best_batch:
+        marks.append("best")
+    return " ".join(marks)
+
+
+def _grouped_warnings(warnings: Sequence[tuple[str, str]], runs: int) -> list[str]:
+    """Each warning once: a batch's as it is, a run's with how many runs gave it."""
+    batch_flags = [f"    {where}: {text}" for where, text in warnings if where.startswith("batch ")]
+    by_shape: dict[str, list[str]] = {}
+    for where, text in warnings:
+        if not where.startswith("batch "):
+            by_shape.setdefault(re.sub(r"\d+(?:\.\d+)?", "#", text), []).append(text)
+    run_lines = [
+        f"    {texts[0]} ({len(texts)} of {runs} runs"
+        + ("; numbers vary)" if len(set(texts)) > 1 else ")")
+        for texts in by_shape.values()
+    ]
+    lines = batch_flags + run_lines
+    return ["  warnings, each once:", *lines] if lines else []
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -235,33 +368,68 @@ def is_out_of_memory(exc: BaseException) -> bool:
     return any(marker in text for marker in _OOM_MARKERS) or "killed by signal 9" in text
 
 
-def render_trials(name: str, metric: str, stats: TrialStats) -> str:
-    """One block of text: the trials' spread and its warnings."""
-    scale, unit = (1e-6, " ms") if metric.startswith("latency_ns") else (1.0, "")
+def render_trials(trials: TrialsFile) -> str:
+    """One block of text: the trials' spread of the headline metric, and every metric's flags."""
+    stats, how = trials.stats, shown(trials.metric)
     lines = [
-        f"{name}: {len(stats.values)} trials of {metric.replace('latency_ns', 'latency')}: "
-        f"median {stats.median * scale:,.4g}{unit}, best {stats.best * scale:,.4g}{unit}, "
+        f"{trials.scenario_name}: {len(stats.values)} trials of {how.name}: "
+        f"median {how.text(stats.median)}, best {how.text(stats.best)}, "
         f"CoV {stats.cov * 100:.2f} %"
     ]
-    lines += [f"  warning: {w}" for w in stats.warnings]
+    flags = [s.flag for s in trials.spreads if s.flag]
+    if trials.metric not in {s.metric for s in trials.spreads}:  # a file before spreads
+        again = trial_stats(
+            stats.values,
+            requested=trials.requested,
+            higher_is_better=stats.higher_is_better,
+            shown=how,
+        )
+        flags = [f"{how.name}: {w}" for w in again.warnings] + flags
+    lines += [f"  warning: {flag}" for flag in flags]
     return "\n".join(lines)
 
 
-def _child(job: Job, out: Path, name: str | None, batch: int, stream: IO[str] | None) -> Path:
-    """One run directory under `out`, measured by worker processes; its summary to `stream`."""
+def _brief_trials(batch: int, trials: TrialsFile) -> str:
+    """A sweep point's trials in one line; their warnings come once, in the sweep's table."""
+    stats, how = trials.stats, shown(trials.metric)
+    return (
+        f"  batch {batch}: {len(stats.values)} trials, median {how.text(stats.median)}, "
+        f"CoV {percent(stats.cov)}"
+    )
+
+
+@dataclass(frozen=True)
+class _Out:
+    """Where runs report, and whether briefly (a line a run) or in full."""
+
+    stream: IO[str] | None
+    brief: bool = False
+
+
+def _child(job: Job, out: Path, name: str | None, batch: int, report: _Out) -> Path:
+    """One run directory under `out`, measured by worker processes; its summary reported."""
     spec = job.spec
     if batch != spec.scenario.batch_size:
         spec = _with_batch(spec, batch)
     run_dir = new_run_dir(spec, out, name)
     launch = job.launch or pipeline.launch_worker
     run_one(spec, run_dir, launch=launch, progress=sys.stderr)
-    if stream is not None:
-        stream.write(render_summary(load_result(run_dir), str(run_dir)) + "\n\n")
+    if report.stream is not None:
+        result = load_result(run_dir)
+        text = _run_line(result, run_dir) if report.brief else render_summary(result, str(run_dir))
+        report.stream.write(text + ("\n" if report.brief else "\n\n"))
     for test in job.compliance:
         verdict = run_compliance(spec, run_dir, test, launch=launch, progress=sys.stderr)
-        if stream is not None:
-            stream.write(render_verdict(verdict) + "\n\n")
+        if report.stream is not None:
+            report.stream.write(render_verdict(verdict) + "\n\n")
     return run_dir
+
+
+def _run_line(result: RunResult, run_dir: Path) -> str:
+    """A run in one line: where, throughput and LoadGen's verdict (warnings come later)."""
+    rate = "n/a" if result.samples_per_second is None else number(result.samples_per_second)
+    verdict = "VALID" if result.outcome.valid else "INVALID"
+    return f"  {run_dir.parent.name}/{run_dir.name}: {rate} samples/s, {verdict}"
 
 
 def _with_batch(spec: RunSpec, batch: int) -> RunSpec:

@@ -91,6 +91,7 @@ class Measured:
     precision: dict[str, Any]
     batcher: BatcherStats | None = None  # Server's dynamic batcher
     batch_policy: BatchPolicy | None = None  # and how its limits were derived
+    files: Mapping[str, str] | None = None  # the data files written into the run, by role
 
 
 def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResult:
@@ -130,6 +131,7 @@ def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResul
         precision=from_data(PrecisionRecord, measured.precision, "precision"),
         accuracy=accuracy,
         server=server_record(spec, log, measured.batcher, run_dir, measured.batch_policy),
+        files=None if measured.files is None else dict(sorted(measured.files.items())),
     )
 
 

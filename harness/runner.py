@@ -39,6 +39,7 @@ from harness.loadgen import conf as lgconf
 from harness.loadgen.batching import BatchPolicy, compiled_batches, derive_policy
 from harness.loadgen.logparse import found_peak_qps, search_steps
 from harness.loadgen.plan import Audit, expectation_from, retry_expectation, write_test_confs
+from harness.loadgen.querytimes import QueryTimes, expected_rows
 from harness.loadgen.sut import (
     AnySUT,
     BatcherStats,
@@ -65,6 +66,11 @@ from harness.runtime.session import Session, SessionRequest, create_session, pla
 from harness.runtime.targets import get_target
 from harness.runtime.warmup import WarmUpStats, describe, warm_up
 from harness.telemetry import gpu_inventory
+from harness.telemetry.latencies import (
+    QUERY_LATENCIES_FILE,
+    QueryLatencies,
+    write_query_latencies,
+)
 from harness.telemetry.window import TelemetryWindow
 
 
@@ -97,10 +103,11 @@ def run_performance(job: Job, *, progress: IO[str] | None = None) -> RunResult |
     )
     telemetry = TelemetryWindow(job.hw, scenario.telemetry)
     try:
-        window, completed, batcher = _loadgen_test(job, ready, executor, plan, telemetry, progress)
+        tested = _loadgen_test(job, ready, executor, plan, telemetry, progress)
     finally:
         telemetry.release()
-    power = telemetry.finish(job.run_dir, samples=completed, scenario=scenario.scenario)
+    power = telemetry.finish(job.run_dir, samples=tested.completed, scenario=scenario.scenario)
+    files = {**telemetry.files, "query_latencies": _write_latencies(job, tested.times)}
     retry = retry_expectation(scenario, job.run_dir, expected)
     if retry is not None and job.attempt == 1:
         return retry
@@ -115,15 +122,16 @@ def run_performance(job: Job, *, progress: IO[str] | None = None) -> RunResult |
         session=ready.session,
         plan=plan,
         warmup=warmup,
-        window=window,
+        window=tested.window,
         warnings=ready.warnings,
         data_path=executor.data_path,
         machine=ready.machine,
         telemetry=power,
         accuracy=read_accuracy_block(job.run_dir / ACCURACY_DIR),
         precision=ready.model.precision,
-        batcher=batcher,
+        batcher=tested.batcher,
         batch_policy=ready.policy,
+        files=files,
     )
     requested = Requested(
         scenario=scenario, profile=job.profile, hw=job.hw, model_name=_model_name(job)
@@ -224,7 +232,7 @@ def run_compliance(
     audit = Path(str(plan.audit_config))
     if progress is not None:
         progress.write(f"  compliance {test}: performance mode under {audit}\n")
-    _, completed, _ = _loadgen_test(job, ready, executor, plan, None, progress)
+    completed = _loadgen_test(job, ready, executor, plan, None, progress).completed
     retry = retry_expectation(job.scenario, job.run_dir, expected)
     if retry is not None and job.attempt == 1:
         return retry
@@ -307,6 +315,23 @@ def _prepare(job: Job, progress: IO[str] | None) -> _Ready:
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Tested:
+    """One LoadGen test's window, samples completed, per-query times and Server's batcher."""
+
+    window: Window
+    completed: int
+    times: QueryTimes
+    batcher: BatcherStats | None
+
+
+def _write_latencies(job: Job, times: QueryTimes) -> str:
+    """Write query_latencies.npz into the run directory; its name, for the result's files."""
+    record = QueryLatencies(scenario=job.scenario.scenario, **times.columns())
+    write_query_latencies(record, job.run_dir / QUERY_LATENCIES_FILE)
+    return QUERY_LATENCIES_FILE
+
+
 def _loadgen_test(
     job: Job,
     ready: _Ready,
@@ -314,11 +339,8 @@ def _loadgen_test(
     plan: TestPlan,
     telemetry: TelemetryWindow | None,
     progress: IO[str] | None,
-) -> tuple[Window, int, BatcherStats | None]:
-    """LoadGen's test over the SUT, with the telemetry window on its load and unload hooks.
-
-    Returns the window, the samples completed, and Server's batcher statistics (or None).
-    """
+) -> _Tested:
+    """LoadGen's test over the SUT, with the telemetry window on its load and unload hooks."""
     settings = load_settings(plan)
     server = ready.server
     store = SampleStore(
@@ -334,6 +356,7 @@ def _loadgen_test(
         if server is None
         else make_sut(job.scenario, executor, store, server)
     )
+    sut.times.reserve(expected_rows(settings, plan.scenario, job.scenario.batch_size))
     window = run_timed_test(plan, settings, sut, store, progress=progress)
     if isinstance(sut.error, KeyboardInterrupt):
         raise sut.error
@@ -341,7 +364,8 @@ def _loadgen_test(
         raise RunError(f"{job.run_dir}: inference failed during LoadGen: {describe(sut.error)}")
     if store.hook_errors:
         raise RunError(f"{job.run_dir}: telemetry failed: {describe(store.hook_errors[0])}")
-    return window, sut.completed, sut.stats if isinstance(sut, ServerSUT) else None
+    batcher = sut.stats if isinstance(sut, ServerSUT) else None
+    return _Tested(window=window, completed=sut.completed, times=sut.times, batcher=batcher)
 
 
 def _server_plan(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -9,10 +10,10 @@ from typing import Any
 
 from harness.analysis.groups import Group
 from harness.analysis.published_side import Side, facts, published_column
-from harness.analysis.stats import welch_t_test
-from harness.errors import ConfigError
+from harness.analysis.stats import SCIPY_MISSING, welch_t_test
+from harness.errors import ConfigError, DependencyError
 from harness.fingerprint.fingerprint import compare_fingerprints
-from harness.results.metrics import SAMPLES_PER_SECOND, metric_values, source_metric
+from harness.results.metrics import METRICS, SAMPLES_PER_SECOND, metric_values, source_metric
 from harness.results.published import PublishedResult, published_value
 from harness.results.records import RunResult, Versions
 
@@ -73,6 +74,36 @@ LATENCIES = tuple(
     )
     for p in ("p50", "p90", "p99")
 )
+EARLY_STOPPING = {
+    p: Metric(
+        key=f"latency_ns.early_stopping_{p}",
+        label=f"early-stopping {p} latency",
+        unit="ms",
+        higher_is_better=False,
+        scale=1e-6,
+        spec=",.3f",
+    )
+    for p in ("p90", "p99")
+}
+SERVER_QPS_KEY = "server.scheduled_samples_per_second"
+SERVER_QPS = Metric(
+    key=SERVER_QPS_KEY,
+    label="scheduled QPS",
+    unit="samples/s",
+    higher_is_better=True,
+    spec=",.1f",
+)
+# MLPerf's metrics per scenario, its headline first: SingleStream's is the early-stopping p90
+# estimate, MultiStream's the early-stopping p99 per query, Offline's samples/s, Server's the
+# scheduled rate (valid at the latency bound, shown beside it). Offline's "latencies" are
+# completion times within one big query, not a latency anyone sees: never shown.
+SCENARIO_METRICS: dict[str, tuple[Metric, ...]] = {
+    "SingleStream": (EARLY_STOPPING["p90"], *LATENCIES),
+    "MultiStream": (EARLY_STOPPING["p99"], *LATENCIES),
+    "Offline": (THROUGHPUT,),
+    "Server": (SERVER_QPS,),  # and the latency at the bound's percentile, from the results
+}
+LATENCY_SCENARIOS = frozenset({"SingleStream", "MultiStream"})
 ACCURACY = (
     Metric(
         key="accuracy.against_fp32.top1_agreement",
@@ -126,6 +157,7 @@ class Cell:
     ratio: float | None
     p_value: float | None
     significant: bool | None  # None: fewer than two trials on a side, or the first column
+    interval: tuple[float, float] | None = None  # of the ratio (ratio_interval); infinite: any
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -134,6 +166,8 @@ class Row:
 
     metric: Metric
     cells: tuple[Cell, ...]
+    headline: bool = False  # MLPerf's metric of the scenario
+    mlperf: bool = True  # one MLPerf defines for the scenario; False: the harness's own
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,6 +181,31 @@ class Comparison:
     hardware: tuple[str, ...]
     environment: tuple[str, ...]
     alpha: float
+    scenarios: tuple[str | None, ...] = ()  # per side; None: a sweep that measured nothing
+    confidence: float = 0.95
+
+    @property
+    def comparable(self) -> bool:
+        """Whether nothing makes the comparison unfair."""
+        return not self.problems
+
+    @property
+    def scenario(self) -> str | None:
+        """The scenario every side shares, or None when they differ (nothing is compared)."""
+        known = set(self.scenarios)
+        return self.scenarios[0] if len(known) == 1 and None not in known else None
+
+    @property
+    def nothing_compared(self) -> str | None:
+        """Why no metric is compared, or None when the sides share a scenario."""
+        if not self.scenarios or self.scenario is not None:
+            return None
+        names = ", ".join(s or "nothing measured" for s in self.scenarios)
+        return (
+            f"nothing is compared: the scenarios differ ({names}), and MLPerf defines "
+            "different metrics for each (latency for SingleStream and MultiStream, samples/s "
+            "for Offline, QPS at a latency bound for Server)"
+        )
 
 
 def comparability_problems(a: RunResult, b: RunResult) -> list[str]:
@@ -197,32 +256,103 @@ def compare(groups: Sequence[Side], *, alpha: float = 0.05) -> Comparison:
     if len(groups) < 2:
         raise ConfigError("compare needs at least two results, trials or sweep directories")
     results = [r for g in groups if isinstance(g, Group) for r in g.results]
-    scenarios = {r.scenario for r in results}
-    scenarios |= {g.scenario for g in groups if isinstance(g, PublishedResult)}
-    # Offline "latencies" are completion times within one big query, not a latency anyone sees.
-    latencies = LATENCIES if "SingleStream" in scenarios else ()
-    metrics = [THROUGHPUT, *latencies, *telemetry_metrics(results), *ACCURACY, *UTILIZATION]
-    rows = [_row(m, groups, alpha) for m in metrics]
+    scenarios = tuple(_scenario(g) for g in groups)
+    shared = scenarios[0] if len(set(scenarios)) == 1 else None
+    rows: list[Row] = []
+    if shared is not None:
+        mlperf = [*SCENARIO_METRICS[shared], *_server_latency(shared, results)]
+        extra = [*_energy_metrics(shared, results), *ACCURACY, *UTILIZATION]
+        rows = [_row(m, groups, alpha, mlperf=True, headline=i == 0) for i, m in enumerate(mlperf)]
+        rows += [_row(m, groups, alpha, mlperf=False) for m in extra]
     problems, hardware, environment = _differences(groups)
     return Comparison(
         labels=tuple(g.label for g in groups),
         info=_info(groups),
-        rows=tuple(r for r in rows if r.metric is THROUGHPUT or any(c.values for c in r.cells)),
+        rows=tuple(r for r in rows if r.headline or any(c.values for c in r.cells)),
         problems=tuple(problems),
         hardware=tuple(hardware),
         environment=tuple(environment),
         alpha=alpha,
+        scenarios=scenarios,
     )
+
+
+def _scenario(side: Side) -> str | None:
+    if isinstance(side, PublishedResult):
+        return side.scenario
+    return side.results[0].scenario if side.results else None
+
+
+def _server_latency(scenario: str, results: Sequence[RunResult]) -> list[Metric]:
+    """Server: the latency at the percentile its bound is set at (p99 unless LoadGen says)."""
+    if scenario != "Server":
+        return []
+    percentiles = {r.server.latency_percentile for r in results if r.server is not None}
+    known = {99.0 if p is None else p for p in percentiles} or {99.0}
+    name = f"p{min(known):g}".replace(".", "")
+    key = f"latency_ns.{name}" if f"latency_ns.{name}" in METRICS else "latency_ns.p99"
+    label = key.removeprefix("latency_ns.")
+    return [
+        Metric(key=key, label=f"{label} latency", unit="ms", higher_is_better=False, scale=1e-6)
+    ]
+
+
+def _energy_metrics(scenario: str, results: Sequence[RunResult]) -> list[Metric]:
+    """Energy per inference for the latency scenarios, samples/s/W for the throughput ones."""
+    wanted = (
+        "energy_per_inference_mj"
+        if scenario in LATENCY_SCENARIOS
+        else "samples_per_second_per_watt"
+    )
+    return [m for m in telemetry_metrics(results) if m.key.endswith(f".{wanted}")]
+
+
+def metric_named(key: str) -> Metric:
+    """The display of a metric name (trials.json's metric); a generic one for others."""
+    known = [
+        THROUGHPUT,
+        *LATENCIES,
+        *EARLY_STOPPING.values(),
+        SERVER_QPS,
+        *ACCURACY,
+        *UTILIZATION,
+    ]
+    found = [m for m in known if m.key == key]
+    if found:
+        return found[0]
+    if key.startswith("latency_ns."):
+        label = key.removeprefix("latency_ns.")
+        return Metric(
+            key=key, label=f"{label} latency", unit="ms", higher_is_better=False, scale=1e-6
+        )
+    return Metric(key=key, label=key, unit="1", higher_is_better=True)
+
+
+def headline_metric(scenario: str) -> Metric:
+    """MLPerf's metric of a scenario: what one line about a run leads with."""
+    return SCENARIO_METRICS[scenario][0]
 
 
 def _values(side: Side, metric: str) -> list[float]:
     if isinstance(side, PublishedResult):
-        value = published_value(side, metric)
+        key = SAMPLES_PER_SECOND if metric == SERVER_QPS_KEY else metric
+        value = published_value(side, key)
         return [] if value is None else [value]
-    return metric_values(side.results, metric)
+    return [v for r in side.results if (v := result_value(r, metric)) is not None]
 
 
-def _row(metric: Metric, groups: Sequence[Side], alpha: float) -> Row:
+def result_value(result: RunResult, metric: str) -> float | None:
+    """One result's value of a compared metric: a harness.results.metrics name, or Server's QPS."""
+    if metric == SERVER_QPS_KEY:
+        rate = None if result.server is None else result.server.scheduled_samples_per_second
+        return None if rate is None else float(rate)
+    values = metric_values([result], metric)
+    return values[0] if values else None
+
+
+def _row(
+    metric: Metric, groups: Sequence[Side], alpha: float, *, mlperf: bool, headline: bool = False
+) -> Row:
     first = _values(groups[0], metric.key)
     first_value = statistics.median(first) if first else None
     reference = Cell(
@@ -233,7 +363,7 @@ def _row(metric: Metric, groups: Sequence[Side], alpha: float) -> Row:
         significant=None,
     )
     others = [_cell(first, first_value, _values(g, metric.key), alpha) for g in groups[1:]]
-    return Row(metric=metric, cells=(reference, *others))
+    return Row(metric=metric, cells=(reference, *others), headline=headline, mlperf=mlperf)
 
 
 def _cell(first: list[float], first_value: float | None, values: list[float], alpha: float) -> Cell:
@@ -246,7 +376,44 @@ def _cell(first: list[float], first_value: float | None, values: list[float], al
         ratio=ratio,
         p_value=p_value,
         significant=None if p_value is None else p_value < alpha,
+        interval=ratio_interval(first, values) if ratio is not None else None,
     )
+
+
+def ratio_interval(
+    a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95
+) -> tuple[float, float] | None:
+    """Fieller's confidence interval of mean(b) / mean(a), with Welch's degrees of freedom.
+
+    The two sides are independent samples with unequal variances. The degrees of freedom are
+    Welch-Satterthwaite's for mean(b) - R mean(a) at the estimate R (Tamhane and Logan's
+    "Fieller-Welch" interval). None with fewer than two values on a side; (-inf, inf) when
+    mean(a) is not clear of zero at this confidence, so no finite interval exists.
+    """
+    if len(a) < 2 or len(b) < 2:
+        return None
+    mean_a, mean_b = statistics.fmean(a), statistics.fmean(b)
+    var_a, var_b = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    if mean_a == 0:
+        return (-math.inf, math.inf)
+    ratio = mean_b / mean_a
+    spread = var_b**2 / (len(b) - 1) + ratio**4 * var_a**2 / (len(a) - 1)
+    df = (var_b + ratio**2 * var_a) ** 2 / spread if spread > 0 else math.inf
+    t = _t_quantile(1 - (1 - confidence) / 2, df)
+    quad = mean_a**2 - t**2 * var_a
+    half = mean_a**2 * var_b + mean_b**2 * var_a - t**2 * var_a * var_b
+    if quad <= 0 or half < 0:
+        return (-math.inf, math.inf)
+    root = t * math.sqrt(half)
+    return ((mean_a * mean_b - root) / quad, (mean_a * mean_b + root) / quad)
+
+
+def _t_quantile(q: float, df: float) -> float:
+    try:
+        from scipy import stats as scipy_stats  # type: ignore[import-untyped]
+    except ImportError:
+        raise DependencyError(SCIPY_MISSING) from None
+    return float(scipy_stats.t.ppf(q, df))
 
 
 def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
@@ -278,7 +445,7 @@ def _differences(groups: Sequence[Side]) -> tuple[list[str], list[str], list[str
     environment: list[str] = []
     first = groups[0]
     for group in groups[1:]:
-        prefix = f"{group.label} vs {first.label}: "
+        prefix = f"{first.label} vs {group.label}: "  # values follow in this order
         if isinstance(group, PublishedResult) or isinstance(first, PublishedResult):
             found = published_differences(first, group)
             problems += [prefix + line for line in found[0]]
@@ -352,7 +519,9 @@ def _info(groups: Sequence[Side]) -> tuple[tuple[str, tuple[str, ...]], ...]:
     names: tuple[str, ...] = INFO_ROWS
     if any(isinstance(g, PublishedResult) for g in groups):
         names = ("source", *INFO_ROWS)
-    return tuple((name, tuple(c[name] for c in columns)) for name in names)
+    if "Server" in {_scenario(g) for g in groups}:
+        names = (*names, "latency bound")
+    return tuple((name, tuple(c.get(name, "n/a") for c in columns)) for name in names)
 
 
 def _column(side: Side) -> dict[str, str]:
@@ -370,7 +539,15 @@ def _column(side: Side) -> dict[str, str]:
         "providers": _first(g, lambda r: ",".join(r.providers)),
         "model": _first(g, _model),
         "fingerprint": _first(g, lambda r: r.fingerprint.fingerprint_id),
+        "latency bound": _first(g, _bound),
     }
+
+
+def _bound(result: RunResult) -> str:
+    server = result.server
+    if server is None or server.latency_bound_ns is None:
+        return "n/a"
+    return f"{server.latency_bound_ns / 1e6:.3f} ms at p{server.latency_percentile or 99:g}"
 
 
 def _first(group: Group, text: Callable[[RunResult], str]) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from harness.analysis.shown import shown
 from harness.analysis.stats import StopReason, SweepLimit, TrialStats
 from harness.errors import ResultError
 from harness.files import RESULT_FILE
@@ -87,11 +88,10 @@ def group_warnings(group: Group) -> list[tuple[str, str]]:
     """
     out: list[tuple[str, str]] = []
     if group.runs.stats is not None and group.sweep is None:
-        out += [("trials", f"{group.runs.metric}: {w}") for w in group.runs.stats.warnings]
+        name = shown(group.runs.metric).name if group.runs.metric else "trials"
+        out += [("trials", f"{name}: {w}") for w in group.runs.stats.warnings]
     for point in group.sweep.points if group.sweep else ():
-        out += [
-            (f"batch {point.batch_size}", f"samples_per_second: {w}") for w in point.stats.warnings
-        ]
+        out += [(f"batch {point.batch_size}", f"throughput: {w}") for w in point.stats.warnings]
     limit = group.sweep.limit if group.sweep else None
     if limit is not None:
         out.append(("sweep", f"stopped at batch {limit.batch_size}: out of memory ({limit.error})"))

@@ -18,6 +18,26 @@ SCIPY_MISSING = (
 
 
 @dataclass(frozen=True, kw_only=True)
+class Shown:
+    """How a metric is shown to people: its name, its unit, and shown value = stored * scale."""
+
+    name: str = ""
+    unit: str = ""
+    scale: float = 1.0
+
+    def text(self, value: float) -> str:
+        """A stored value as shown, with its unit ("2.51 ms"); without a unit, number()."""
+        shown = value * self.scale
+        if not self.unit:
+            return number(shown)
+        digits = number(shown) if abs(shown) >= 100 else f"{shown:#.3g}".rstrip(".")
+        return f"{digits} {self.unit}"
+
+
+NOT_SHOWN = Shown()  # a bare number: what trial_stats wrote before metrics had units
+
+
+@dataclass(frozen=True, kw_only=True)
 class TrialStats:
     """One metric over repeated trials: centre, spread and why it may not be trustworthy."""
 
@@ -64,11 +84,34 @@ class TrialStats:
             raise ResultError(f"trial statistics malformed ({type(exc).__name__}: {exc})") from None
 
 
+@dataclass(frozen=True, kw_only=True)
+class MetricSpread:
+    """One reported metric over a group's trials: how it is shown, and its spread.
+
+    `stats` keep the stored unit (`metric`'s, e.g. ns); their warnings give values as shown:
+    shown value = stored value * `scale`, in `unit`.
+    """
+
+    metric: str  # the metric's name in harness.results.metrics, e.g. latency_ns.p99
+    name: str  # as a report shows it, e.g. "p99 latency"
+    unit: str  # as a report shows it, e.g. "ms"
+    scale: float
+    stats: TrialStats
+
+    @property
+    def flag(self) -> str | None:
+        """The metric's warnings in one line, led by its shown name; None when it has none."""
+        if not self.stats.warnings:
+            return None
+        return f"{self.name}: {'; '.join(self.stats.warnings)}"
+
+
 def trial_stats(
     values: Sequence[float],
     *,
     requested: int,
     higher_is_better: bool,
+    shown: Shown = NOT_SHOWN,
     cov_limit: float = 0.05,
     outlier_limit: float = 0.5,
 ) -> TrialStats:
@@ -76,7 +119,8 @@ def trial_stats(
 
     Warnings: CoV at or above `cov_limit`; each value more than `outlier_limit` (relative)
     off the median; fewer values than `requested`. CoV is stdev / |mean|, 0.0 for one value
-    or a zero mean. Raises ValueError for no values (a caller bug: nothing was measured).
+    or a zero mean. The warnings give values as `shown` (unit and scale); the statistics
+    keep the stored unit. Raises ValueError for no values (a caller bug: nothing was measured).
     """
     if not values:
         raise ValueError("trial_stats needs at least one value")
@@ -86,8 +130,8 @@ def trial_stats(
     cov = stdev / abs(mean) if mean != 0 else 0.0
     median = statistics.median(vals)
     warnings = [
-        *_cov_warning(vals, mean, stdev, cov, cov_limit),
-        *_outlier_warnings(vals, median, outlier_limit),
+        *_cov_warning(vals, (mean, stdev, cov), cov_limit, shown),
+        *_outlier_warnings(vals, median, outlier_limit, shown),
     ]
     if len(vals) < requested:
         warnings.append(
@@ -118,22 +162,26 @@ def percent(fraction: float) -> str:
 
 
 def _cov_warning(
-    vals: tuple[float, ...], mean: float, stdev: float, cov: float, limit: float
+    vals: tuple[float, ...], moments: tuple[float, float, float], limit: float, shown: Shown
 ) -> list[str]:
+    mean, stdev, cov = moments
     if len(vals) < 2 or cov < limit:
         return []
     return [
         f"spread too large to trust: CoV {percent(cov)} >= {limit * 100:g} % over "
-        f"{len(vals)} trials (mean {number(mean)}, stdev {number(stdev)})"
+        f"{len(vals)} trials (mean {shown.text(mean)}, stdev {shown.text(stdev)})"
     ]
 
 
-def _outlier_warnings(vals: tuple[float, ...], median: float, limit: float) -> list[str]:
+def _outlier_warnings(
+    vals: tuple[float, ...], median: float, limit: float, shown: Shown
+) -> list[str]:
     if median == 0:
         return []
     return [
-        f"trial {i} is an outlier: {number(v)} is {percent(abs(v - median) / abs(median))} "
-        f"off the median {number(median)} (limit {limit * 100:g} %)"
+        f"trial {i} is an outlier: {shown.text(v)} is "
+        f"{percent(abs(v - median) / abs(median))} off the median {shown.text(median)} "
+        f"(limit {limit * 100:g} %)"
         for i, v in enumerate(vals, start=1)
         if abs(v - median) / abs(median) > limit
     ]
@@ -160,14 +208,35 @@ class SweepLimit:
 
 
 @dataclass(frozen=True, kw_only=True)
+class SaturationVerdict:
+    """Where throughput saturates by the medians, and whether the trials' spread allows it.
+
+    `earliest` and `latest` bound the saturation point that the trials' ranges (min..max)
+    allow, instead of the medians; `latest` is None when no measured batch is surely
+    saturated. `certain` when both equal `batch` and every point ran two trials or more;
+    otherwise `caveat` says why not, in one line.
+    """
+
+    batch: int | None
+    earliest: int | None
+    latest: int | None
+    certain: bool
+    caveat: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class SweepOutcome:
-    """What a sweep measured and why it stopped."""
+    """What a sweep measured, why it stopped and which requested batch sizes it skipped."""
 
     points: tuple[SweepPoint, ...]
     saturation_batch: int | None
     best_batch: int | None
     stopped: StopReason
     limit: SweepLimit | None
+    requested: tuple[int, ...] = ()
+    skipped: tuple[int, ...] = ()  # requested batch sizes after the one it stopped at
+    skip_reason: str | None = None  # why they were skipped; None when none were
+    verdict: SaturationVerdict | None = None
 
 
 def sweep_batches(start: int = 1, factor: int = 2, max_batch: int = 1024) -> Iterator[int]:
@@ -228,6 +297,85 @@ def saturation_batch(points: Sequence[SweepPoint], *, fraction: float = 0.95) ->
     return min(p.batch_size for p in points if p.stats.median >= fraction * best)
 
 
+def saturation_verdict(
+    points: Sequence[SweepPoint], *, fraction: float = 0.95
+) -> SaturationVerdict:
+    """The saturation batch of the medians, bounded by what the trials' ranges allow.
+
+    With ranges instead of medians, the earliest possible saturation point is the smallest
+    batch whose best trial reaches `fraction` of the highest worst trial; the latest, the
+    smallest batch whose worst trial reaches `fraction` of the highest best trial.
+    """
+    batch = saturation_batch(points, fraction=fraction)
+    if batch is None:
+        why = "no batch size measured a positive throughput" if points else "nothing finished"
+        return SaturationVerdict(batch=None, earliest=None, latest=None, certain=False, caveat=why)
+    best_low = max(min(p.stats.values) for p in points)
+    best_high = max(max(p.stats.values) for p in points)
+    earliest = min(p.batch_size for p in points if max(p.stats.values) >= fraction * best_low)
+    latest = min(
+        (p.batch_size for p in points if min(p.stats.values) >= fraction * best_high),
+        default=None,
+    )
+    caveat = _saturation_caveat(points, batch, (earliest, latest), fraction)
+    return SaturationVerdict(
+        batch=batch, earliest=earliest, latest=latest, certain=caveat is None, caveat=caveat
+    )
+
+
+def _saturation_caveat(
+    points: Sequence[SweepPoint], batch: int, bounds: tuple[int, int | None], fraction: float
+) -> str | None:
+    earliest, latest = bounds
+    single = [p.batch_size for p in points if len(p.stats.values) < 2]
+    if earliest == batch == latest and not single:
+        return None
+    parts: list[str] = []
+    if not earliest == batch == latest:
+        last = points[-1].batch_size
+        upto = f"batch {latest}" if latest is not None else f"beyond batch {last} (the last run)"
+        parts.append(f"the trials' ranges put it anywhere from batch {earliest} to {upto}")
+        parts += _doubts(points, batch, fraction)
+    if single:
+        parts.append(f"batch {_sizes(single)} ran one trial, so its spread is unknown")
+    return f"saturation at batch {batch} is uncertain: {'; '.join(parts)}"
+
+
+def _doubts(points: Sequence[SweepPoint], batch: int, fraction: float) -> list[str]:
+    """The points whose trials leave the saturation point in doubt, and how."""
+    (chosen,) = [p for p in points if p.batch_size == batch]
+    best_low = max(min(p.stats.values) for p in points)
+    best_high = max(max(p.stats.values) for p in points)
+    doubts = [
+        f"batch {p.batch_size}'s trials ({_span(p)}) reach {fraction * 100:g} % of the best"
+        for p in points
+        if p.batch_size < batch and max(p.stats.values) >= fraction * best_low
+    ]
+    if min(chosen.stats.values) < fraction * best_high:
+        top = next(p for p in points if max(p.stats.values) == best_high)
+        if top is chosen:
+            doubts.append(f"batch {batch}'s own trials span {_span(chosen)}")
+        else:
+            how = "overlap" if min(top.stats.values) <= max(chosen.stats.values) else "lie above"
+            doubts.append(
+                f"batch {top.batch_size}'s trials ({_span(top)}) {how} batch {batch}'s "
+                f"({_range(chosen)})"
+            )
+    return doubts
+
+
+def _range(point: SweepPoint) -> str:
+    return f"{number(min(point.stats.values))}-{number(max(point.stats.values))}"
+
+
+def _span(point: SweepPoint) -> str:
+    return f"{_range(point)} samples/s, CoV {percent(point.stats.cov)}"
+
+
+def _sizes(batches: Sequence[int]) -> str:
+    return ", ".join(str(b) for b in batches)
+
+
 def run_sweep(
     measure: Callable[[int], TrialStats],
     *,
@@ -239,37 +387,70 @@ def run_sweep(
     """Measure each batch size in turn until throughput plateaus, memory runs out or batches end.
 
     An exception for which is_oom() is true becomes the limit and ends the sweep with the
-    points so far; any other exception propagates.
+    points so far; any other exception propagates. The outcome names the requested batch
+    sizes it did not reach, and why.
     """
+    requested = tuple(batches)
     points: list[SweepPoint] = []
-    for batch in batches:
+    for batch in requested:
         try:
             stats = measure(batch)
         except Exception as exc:
             if not is_oom(exc):
                 raise
-            return _outcome(points, "out_of_memory", SweepLimit(batch_size=batch, error=_line(exc)))
+            limit = SweepLimit(batch_size=batch, error=_line(exc))
+            return _outcome(points, requested, "out_of_memory", limit)
         points.append(SweepPoint(batch_size=batch, stats=stats))
         if plateaued(points, min_gain=min_gain, steps=steps):
-            return _outcome(points, "plateau", None)
-    return _outcome(points, "max_batch", None)
+            why = _plateau_reason(points[-steps:], min_gain)
+            return _outcome(points, requested, "plateau", None, why)
+    return _outcome(points, requested, "max_batch", None)
 
 
-def failed_sweep(points: Sequence[SweepPoint], batch: int, error: str) -> SweepOutcome:
+def failed_sweep(
+    points: Sequence[SweepPoint], batch: int, error: str, requested: Sequence[int] = ()
+) -> SweepOutcome:
     """A sweep that a point stopped, not for memory: the points before it, and the error."""
-    return _outcome(list(points), "error", SweepLimit(batch_size=batch, error=error))
+    limit = SweepLimit(batch_size=batch, error=error)
+    return _outcome(list(points), tuple(requested), "error", limit)
+
+
+def _plateau_reason(last: Sequence[SweepPoint], min_gain: float) -> str:
+    sizes = " and ".join(str(p.batch_size) for p in last)
+    return (
+        f"throughput had plateaued: batch {sizes} did not beat the best median before "
+        f"{'them' if len(last) > 1 else 'it'} by {min_gain * 100:g} %"
+    )
 
 
 def _outcome(
-    points: list[SweepPoint], stopped: StopReason, limit: SweepLimit | None
+    points: list[SweepPoint],
+    requested: tuple[int, ...],
+    stopped: StopReason,
+    limit: SweepLimit | None,
+    plateau: str | None = None,
 ) -> SweepOutcome:
+    last = limit.batch_size if limit is not None else (points[-1].batch_size if points else None)
+    skipped = requested[requested.index(last) + 1 :] if last in requested else ()
     return SweepOutcome(
         points=tuple(points),
         saturation_batch=saturation_batch(points),
         best_batch=best_batch(points),
         stopped=stopped,
         limit=limit,
+        requested=requested,
+        skipped=skipped,
+        skip_reason=_skip_reason(stopped, limit, plateau) if skipped else None,
+        verdict=saturation_verdict(points),
     )
+
+
+def _skip_reason(stopped: StopReason, limit: SweepLimit | None, plateau: str | None) -> str:
+    if limit is None:
+        return plateau or f"the sweep stopped ({stopped})"
+    if stopped == "out_of_memory":
+        return f"batch {limit.batch_size} ran out of memory"
+    return f"batch {limit.batch_size} failed: {limit.error}"
 
 
 def _line(exc: BaseException) -> str:

@@ -34,6 +34,7 @@ from harness.cli.measure import _bench, _run, _sweep, add_compliance_verb
 from harness.cli.measure import _job as _job  # re-exported: tests build jobs through harness.cli
 from harness.cli.published import add_import_verb
 from harness.cli.reproduce import add_reproduce_verb
+from harness.cli.site import add_site_verb
 from harness.cli.submission import add_fetch_action, add_submission_verb
 from harness.config import DEFAULT_TRIALS, PRECISIONS, PROFILES
 from harness.errors import (
@@ -212,13 +213,27 @@ def _parser() -> argparse.ArgumentParser:
     report.set_defaults(func=_report)
 
     compare = verbs.add_parser("compare", help="side-by-side table with significance")
-    compare.add_argument("dirs", type=Path, nargs="+", metavar="DIR", help="two or more results")
-    compare.add_argument("--out", type=Path, help="also write compare.md into this directory")
+    compare.add_argument(
+        "dirs",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="two or more results: run, trials, sweep or fleet dirs, or bundles",
+    )
+    compare.add_argument(
+        "--out", type=Path, help="also write compare.md and compare.html into this directory"
+    )
     add_trust_option(compare)
     compare.set_defaults(func=_compare)
 
-    show = verbs.add_parser("show", help="print a run directory's result as a table")
-    show.add_argument("run_dirs", type=Path, nargs="+", metavar="RUN_DIR")
+    show = verbs.add_parser("show", help="print a result as a table: any directory bench prints")
+    show.add_argument(
+        "run_dirs",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="run, trials, sweep or fleet dirs, or bundles",
+    )
     add_trust_option(show)
     show.set_defaults(func=_show)
     add_compliance_verb(verbs)
@@ -227,6 +242,7 @@ def _parser() -> argparse.ArgumentParser:
     add_import_verb(verbs)
     add_reproduce_verb(verbs)
     add_fleet_verb(verbs)
+    add_site_verb(verbs)
     return parser
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
+import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -17,10 +20,13 @@ from harness.errors import ConfigError, ResultError
 from harness.hardware import get_target
 from harness.report.summary import render_summary
 
+UNWRAPPED_WIDTH = 10_000  # `compare` into a pipe: one line per item
+
 if TYPE_CHECKING:
     from harness.analysis.groups import Group
     from harness.fingerprint.survey import Survey
     from harness.results.published import PublishedResult
+    from harness.results.records import RunResult
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -143,6 +149,7 @@ def _write_report(out: Path, sides: list[Group | PublishedResult]) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from harness.analysis.compare import compare
     from harness.files import atomic_write_text
+    from harness.report.compare_html import render_compare_html
     from harness.report.compare_render import render_compare_markdown, render_compare_text
 
     if len(args.dirs) < 2:
@@ -153,12 +160,24 @@ def _compare(args: argparse.Namespace) -> int:
         comparison = compare(
             [side for path in args.dirs for side in _load_sides(path, args.trust, stack)]
         )
-    print(render_compare_text(comparison))
+    print(render_compare_text(comparison, width=_terminal_width()))
     if args.out is not None:
-        markdown = render_compare_markdown(comparison)
-        atomic_write_text(_make_out_dir(args.out) / "compare.md", markdown)
+        out = _make_out_dir(args.out)
+        atomic_write_text(out / "compare.md", render_compare_markdown(comparison))
+        atomic_write_text(out / "compare.html", render_compare_html(comparison))
         print(args.out / "compare.md")
+        print(args.out / "compare.html")
     return 0
+
+
+def _terminal_width() -> int:
+    """The terminal's columns; into a pipe or a file, $COLUMNS if set, else lines are not wrapped.
+
+    A pipe has no width: wrapping there would only split the lines `grep` looks for.
+    """
+    if sys.stdout.isatty() or "COLUMNS" in os.environ:
+        return shutil.get_terminal_size().columns
+    return UNWRAPPED_WIDTH
 
 
 def _load_side(path: Path) -> Group | PublishedResult:
@@ -172,26 +191,61 @@ def _load_side(path: Path) -> Group | PublishedResult:
 def _load_sides(
     path: Path, trust: Sequence[Path], stack: contextlib.ExitStack
 ) -> list[Group | PublishedResult]:
-    """`_load_side`, or each run and group of a bundle, verified and labelled as such.
-
-    A bundle is opened into a temporary directory that lives as long as `stack`; one that fails
-    verification stops the command with `harness verify`'s error and exit code.
-    """
-    import dataclasses
-
+    """`_load_side` of each directory `path` stands for (see _expand), labelled by its note."""
     from harness.analysis.groups import Group
 
-    directories = _bundle_dirs(path, trust, stack)
-    if directories is None:
-        return [_load_side(path)]
-    runs, note = directories
     sides: list[Group | PublishedResult] = []
-    for directory in runs:
+    for directory, note in _expand(path, trust, stack):
         side = _load_side(directory)
-        if isinstance(side, Group):
+        if isinstance(side, Group) and note is not None:
             side = dataclasses.replace(side, label=f"{side.label} [{note}]")
         sides.append(side)
     return sides
+
+
+def _expand(
+    path: Path, trust: Sequence[Path], stack: contextlib.ExitStack
+) -> list[tuple[Path, str | None]]:
+    """The result directories a path the harness printed stands for, each with a note.
+
+    A bundle: its runs and groups, opened and verified (the note says so); a fleet directory:
+    the run or trials group of each entry of each task's latest attempt; anything else (a run,
+    a trials group, a sweep, a published record): itself.
+    """
+    opened = _bundle_dirs(path, trust, stack)
+    if opened is not None:
+        return [(directory, opened[1]) for directory in opened[0]]
+    fleet = _fleet_dirs(path)
+    if fleet is not None:
+        return [(directory, note) for directory, note in fleet]
+    return [(path, None)]
+
+
+def _fleet_dirs(path: Path) -> list[tuple[Path, str]] | None:
+    """Each entry's run directory in a fleet's latest attempts; None if not a fleet directory."""
+    from harness.fleet.plan import FLEET_FILE, read_plan, task_dir
+    from harness.fleet.state import latest_attempt
+
+    if not (path / FLEET_FILE).is_file():
+        return None
+    found: list[tuple[Path, str]] = []
+    for task in read_plan(path).tasks:
+        latest = latest_attempt(task_dir(path, task.index))
+        if latest is None:
+            print(f"fleet {path.name}: task {task.index:03d}: no attempt yet", file=sys.stderr)
+            continue
+        attempt, record = latest
+        entries = record.get("entries")
+        for entry in entries if isinstance(entries, list) else []:
+            run = entry.get("run") if isinstance(entry, dict) else None
+            if run:
+                found.append((attempt / str(run), f"fleet task {task.index:03d}, {attempt.name}"))
+    if not found:
+        raise ResultError(
+            f"{path}: no task of this fleet has left a run yet; "
+            "run its tasks (`harness fleet task`), then check `harness fleet status`"
+        )
+    return found
 
 
 def _bundle_dirs(
@@ -232,17 +286,15 @@ def _make_out_dir(out: Path) -> Path:
 def _show(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         for path in args.run_dirs:
-            opened = _bundle_dirs(path, args.trust, stack)
-            if opened is None:
-                _show_one(path)
-                continue
-            for top in opened[0]:
-                for result in sorted(top.rglob("result.json")):
-                    _show_one(result.parent, f"{result.parent.name} [{opened[1]}]")
+            for directory, note in _expand(path, args.trust, stack):
+                name = None if note is None else f"{directory.name} [{note}]"
+                _show_one(directory, name)
     return 0
 
 
 def _show_one(run_dir: Path, name: str | None = None) -> None:
+    from harness.analysis.groups import load_group
+    from harness.results.groupfile import SWEEP_FILE, TRIALS_FILE
     from harness.results.published import describe, is_published, load_published
     from harness.results.runfile import load_result
 
@@ -251,4 +303,72 @@ def _show_one(run_dir: Path, name: str | None = None) -> None:
         rows = [f"  {field:<16}{value}" for field, value in describe(record)]
         print("\n".join([record.label, *rows, f"  {'record':<16}{run_dir}"]))
         return
+    directory = run_dir.parent if run_dir.is_file() else run_dir
+    if (directory / TRIALS_FILE).is_file() or (directory / SWEEP_FILE).is_file():
+        print(_render_group(load_group(directory), name or str(directory)))
+        return
     print(render_summary(load_result(run_dir), name or str(run_dir)))
+
+
+def _render_group(group: Group, name: str) -> str:
+    """A trials group or a sweep: its statistics table, then one line per run."""
+    first = group.results[0] if group.results else None
+    what = f"{first.scenario_name}: {first.scenario}" if first else "no run measured"
+    lines = [f"{name}: {group.kind} group, {what}"]
+    lines += _sweep_table(group) if group.sweep is not None else _trials_table(group)
+    lines.append("  runs:")
+    for runs in group.all_runs:
+        lines += [f"    {_run_line(label, d, r)}" for label, d, r in group.labelled(runs)]
+    return "\n".join(lines)
+
+
+def _trials_table(group: Group) -> list[str]:
+    from harness.analysis.compare import metric_named
+
+    stats, key = group.runs.stats, group.runs.metric
+    if stats is None or key is None:
+        return ["  no trial statistics"]
+    metric = metric_named(key)
+    better = "higher" if stats.higher_is_better else "lower"
+    values = [stats.median, stats.best, stats.mean, stats.stdev]
+    cells = [metric.format(v) for v in values] + [f"{stats.cov * 100:.1f} %"]
+    header = ["median", "best", "mean", "stdev", "CoV"]
+    widths = [max(len(h), len(c)) for h, c in zip(header, cells, strict=True)]
+    return [
+        f"  {len(stats.values)} trials of {metric.title}, {better} is better "
+        f"({stats.requested} requested)",
+        "    " + "  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)),
+        "    " + "  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)),
+        *(f"  warning: {w}" for w in stats.warnings),
+    ]
+
+
+def _sweep_table(group: Group) -> list[str]:
+    sweep = group.sweep
+    if sweep is None:
+        return []
+    lines = [
+        f"  saturation at batch {sweep.saturation_batch}, best at batch {sweep.best_batch}, "
+        f"stopped: {sweep.stopped}",
+        f"    {'batch':>5}  {'trials':>6}  {'median samples/s':>16}  {'CoV':>7}  warnings",
+    ]
+    for point in sweep.points:
+        stats = point.stats
+        lines.append(
+            f"    {point.batch_size:>5}  {len(stats.values):>6}  {stats.median:>16,.1f}  "
+            f"{stats.cov * 100:>5.1f} %  {len(stats.warnings)}"
+        )
+    if sweep.limit is not None:
+        lines.append(f"  stopped at batch {sweep.limit.batch_size}: {sweep.limit.error}")
+    return lines
+
+
+def _run_line(label: str, run_dir: Path, result: RunResult) -> str:
+    from harness.analysis.compare import headline_metric, result_value
+
+    metric = headline_metric(result.scenario)
+    value = result_value(result, metric.key)
+    verdict = "VALID" if result.outcome.valid else "INVALID"
+    return (
+        f"{label:<14} {verdict:<7}  {metric.label} {metric.format(value)} {metric.unit}  {run_dir}"
+    )

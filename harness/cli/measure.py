@@ -81,14 +81,8 @@ def _sweep(args: argparse.Namespace) -> int:
     batches = _batches(args.batches) if args.batches else None
     job = _job(args.scenario, args, args.profile, model=args.model)
     _prepare(args)
+    # run_batch_sweep prints a line per run and per batch, then the sweep's table and verdict
     sweep = run_batch_sweep(job, trials_count(job, args.trials), batches=batches, stream=sys.stdout)
-    from harness.results.groupfile import SWEEP_FILE, read_sweep
-
-    data = read_sweep(sweep / SWEEP_FILE)
-    print(
-        f"sweep: saturation at batch {data.saturation_batch}, best at batch "
-        f"{data.best_batch}, stopped: {data.stopped}"
-    )
     print(sweep)
     return 0
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from harness.config import Scenario
 from harness.data import SampleSource, SampleSpec
+from harness.loadgen.querytimes import QueryTimes
 
 
 class Executor(Protocol):
@@ -95,14 +96,24 @@ class _SUT:
     """Shared failure handling: a failing inference completes what is left and stops work.
 
     Both SUTs use LoadGen's "fast" issue callback, which hands over two lists of ints
-    (response ids and sample indices) instead of one QuerySample object per sample.
+    (response ids and sample indices) instead of one QuerySample object per sample. Each
+    stamps its queries into `times` with `clock` (query_latencies.npz).
     """
 
-    def __init__(self, executor: Executor, store: SampleStore) -> None:
+    def __init__(
+        self,
+        executor: Executor,
+        store: SampleStore,
+        *,
+        clock: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
         self._executor = executor
         self._store = store
         self.completed = 0
         self.error: BaseException | None = None
+        self.times = QueryTimes()  # the runner reserves its rows before the test
+        self._clock = clock
+        self._queries = 0  # queries LoadGen issued so far: the next one's number
 
     def request_stop(self, reason: BaseException) -> None:
         """Stop inferring: every sample from now on completes at once, with no data."""
@@ -129,14 +140,18 @@ class SingleStreamSUT(_SUT):
 
     def issue(self, ids: Sequence[int], indices: Sequence[int]) -> None:
         """LoadGen's (fast) issue callback."""
-        if self.error is not None:
+        if self.error is not None:  # stopping: not stamped, LoadGen may issue many more
             self._abort(self.error, ids)
             return
+        issued_ns = self._clock()
+        query, self._queries = self._queries, self._queries + 1
         done = 0
         try:
             for response_id, index in zip(ids, indices, strict=True):
                 address, size = self._executor.run_single(self._store.row_of[index])
+                done_ns = self._clock()
                 lg.QuerySamplesComplete([lg.QuerySampleResponse(response_id, address, size)])
+                self.times.record(query, issued_ns, done_ns, 1)
                 done += 1
                 self.completed += 1
         except Exception as exc:  # must not unwind into LoadGen's C++ thread
@@ -148,9 +163,11 @@ class OfflineSUT(_SUT):
 
     def issue(self, ids: Sequence[int], indices: Sequence[int]) -> None:
         """LoadGen's (fast) issue callback: the whole query, answered batch by batch."""
-        if self.error is not None:
+        if self.error is not None:  # stopping: not stamped
             self._abort(self.error, ids)
             return
+        issued_ns = self._clock()
+        query, self._queries = self._queries, self._queries + 1
         done = 0
         batch = self._executor.batch_size
         before = self.completed  # MultiStream: one query after another, counted together
@@ -158,7 +175,8 @@ class OfflineSUT(_SUT):
             for start in range(0, len(ids), batch):
                 if self.error is not None:
                     break
-                self._run_batch(ids[start : start + batch], indices[start : start + batch])
+                end = start + batch
+                self._run_batch(ids[start:end], indices[start:end], query, issued_ns)
                 done = min(start + batch, len(ids))
                 self.completed = before + done
             if done < len(ids):
@@ -166,15 +184,18 @@ class OfflineSUT(_SUT):
         except Exception as exc:  # must not unwind into LoadGen's C++ thread
             self._abort(exc, ids[done:])
 
-    def _run_batch(self, ids: Sequence[int], indices: Sequence[int]) -> None:
+    def _run_batch(
+        self, ids: Sequence[int], indices: Sequence[int], query: int, issued_ns: int
+    ) -> None:
         rows = [self._store.row_of[i] for i in indices]
         base, stride = self._executor.run_batch(rows)
-        lg.QuerySamplesComplete(
-            [
-                lg.QuerySampleResponse(response_id, base + n * stride if base else 0, stride)
-                for n, response_id in enumerate(ids)
-            ]
-        )
+        responses = [
+            lg.QuerySampleResponse(response_id, base + n * stride if base else 0, stride)
+            for n, response_id in enumerate(ids)
+        ]
+        done_ns = self._clock()
+        lg.QuerySamplesComplete(responses)
+        self.times.record(query, issued_ns, done_ns, len(ids))
 
 
 class MultiStreamSUT(OfflineSUT):
@@ -225,11 +246,10 @@ class ServerSUT(_SUT):
         clock: Callable[[], int] = time.monotonic_ns,
     ) -> None:
         first = workers[0]
-        super().__init__(first[max(first)], store)
+        super().__init__(first[max(first)], store, clock=clock)
         self._workers = [dict(sorted(executors.items())) for executors in workers]
         self._max_batch = min(max_batch, max(first))
         self._max_wait_ns = round(max_wait_s * 1e9)
-        self._clock = clock
         self._queue: queue.Queue[tuple[int, int, int] | None] = queue.Queue(maxsize=queue_depth)
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
@@ -309,12 +329,12 @@ class ServerSUT(_SUT):
             executor = executors[next(size for size in executors if size >= len(batch))]
             rows = [self._store.row_of[index] for _, index, _ in batch]
             base, stride = executor.run_batch(rows)
-            lg.QuerySamplesComplete(
-                [
-                    lg.QuerySampleResponse(response_id, base + n * stride if base else 0, stride)
-                    for n, response_id in enumerate(ids)
-                ]
-            )
+            responses = [
+                lg.QuerySampleResponse(response_id, base + n * stride if base else 0, stride)
+                for n, response_id in enumerate(ids)
+            ]
+            done_ns = self._clock()
+            lg.QuerySamplesComplete(responses)
         except Exception as exc:  # a worker must never die with queries unanswered
             self._abort(exc, ids)
             return
@@ -323,6 +343,8 @@ class ServerSUT(_SUT):
             self._delays.extend(started - issued for _, _, issued in batch)
             self._holds.append(held_ns)
             self.completed += len(ids)
+            for _, _, issued in batch:  # each Server query is one sample
+                self.times.record(self.times.count, issued, done_ns, 1)
 
 
 AnySUT = SingleStreamSUT | MultiStreamSUT | OfflineSUT | ServerSUT

@@ -1,90 +1,256 @@
-"""A comparison as a terminal table or Markdown: metrics side by side, then what differs."""
+"""A comparison as terminal text or Markdown: the verdict first, then each scenario's metrics."""
 
 from __future__ import annotations
 
-from harness.analysis.compare import Cell, Comparison, Row
+import textwrap
+from collections.abc import Sequence
 
-NOT_COMPARABLE = "Not comparable because:"
+from harness.analysis.compare import Cell, Comparison, Metric, Row
+
+NOT_COMPARABLE = "NOT COMPARABLE"
+COMPARABLE = "COMPARABLE"
 HARDWARE = "Hardware differences (the point of the comparison):"
 ENVIRONMENT = "Other environment differences (shown, not refused):"
 NO_PROBLEMS = (
     "nothing: same model, precision, scenario, LoadGen settings, runtime versions and profile"
 )
+EXTRA_TITLE = "Also measured by the harness (not MLPerf metrics of this scenario)"
+MIN_LABEL_WIDTH = 12
+GAP = "  "
 
 
-def render_compare_text(c: Comparison) -> str:
-    """Aligned columns for the terminal, then the lists of differences."""
-    table = _table(c)
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in table
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    lines += ["", _legend(c)]
-    for title, items in _sections(c):
-        lines += ["", title, *(f"  - {item}" for item in items)]
-    return "\n".join(lines) + "\n"
+def letters(c: Comparison) -> tuple[str, ...]:
+    """Short names of the sides, A, B, C, …: the table's column names."""
+    return tuple(chr(ord("A") + i) if i < 26 else f"S{i + 1}" for i in range(len(c.labels)))
 
 
-def render_compare_markdown(c: Comparison) -> str:
-    """A Markdown table, then the lists of differences."""
-    table = _table(c)
-    rows = [table[0], tuple("---" for _ in table[0]), *table[1:]]
-    lines = [f"## Comparison: {' vs '.join(c.labels)}", ""]
-    lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
-    lines += ["", f"*{_legend(c)}*"]
-    for title, items in _sections(c):
-        lines += ["", f"**{title}**", "", *(f"- {item}" for item in items)]
-    return "\n".join(lines) + "\n"
+def verdict(c: Comparison) -> tuple[str, tuple[str, ...]]:
+    """The verdict's line and its reasons, one per difference that makes it unfair."""
+    if c.comparable:
+        return f"{COMPARABLE}: nothing makes this comparison unfair", (NO_PROBLEMS,)
+    n = len(c.problems)
+    verb = "difference makes" if n == 1 else "differences make"
+    return f"{NOT_COMPARABLE}: {n} {verb} this comparison unfair", c.problems
 
 
-def _table(c: Comparison) -> list[tuple[str, ...]]:
-    first = c.labels[0]
-    header = ["metric", "better", first]
-    for label in c.labels[1:]:
-        header += [label, f"vs {first}", "significant"]
-    rows = [tuple(header)]
-    for name, values in c.info:
-        cells = [name, "", values[0]]
-        for value in values[1:]:
-            cells += [value, "", ""]
-        rows.append(tuple(cells))
-    rows += [_metric_row(row) for row in c.rows]
-    return rows
+def sections(c: Comparison) -> list[tuple[str, tuple[Row, ...]]]:
+    """(title, rows): MLPerf's metrics of the shared scenario, then the harness's own."""
+    mlperf = tuple(r for r in c.rows if r.mlperf)
+    extra = tuple(r for r in c.rows if not r.mlperf)
+    found = [(f"MLPerf's metrics for {c.scenario} (the first is its headline)", mlperf)]
+    found.append((EXTRA_TITLE, extra))
+    return [(title, rows) for title, rows in found if rows]
 
 
-def _metric_row(row: Row) -> tuple[str, ...]:
-    metric, reference = row.metric, row.cells[0]
-    cells = [metric.title, "higher" if metric.higher_is_better else "lower"]
-    cells.append(metric.format(reference.value))
-    for cell in row.cells[1:]:
-        ratio = "n/a" if cell.ratio is None else f"{cell.ratio:.2f}x"
-        cells += [metric.format(cell.value), ratio, _significance(reference, cell)]
-    return tuple(cells)
+def ratio_text(cell: Cell) -> str:
+    """The ratio to the first side, "1.26x", or "n/a"."""
+    return "n/a" if cell.ratio is None else f"{cell.ratio:.2f}x"
 
 
-def _significance(reference: Cell, cell: Cell) -> str:
-    if not reference.values or not cell.values:
+def interval_text(cell: Cell) -> str:
+    """The ratio's confidence interval, "1.20-1.33", "unbounded", or "n/a" (one trial)."""
+    if cell.interval is None:
         return "n/a"
+    low, high = cell.interval
+    if low == float("-inf") or high == float("inf"):
+        return "unbounded"
+    return f"{low:.2f}-{high:.2f}"
+
+
+def p_text(cell: Cell) -> str:
+    """Welch's two-sided p-value, "<0.001", or "n/a" with fewer than two trials on a side."""
     if cell.p_value is None:
-        return "n/a (1 trial)"
-    p = "p<0.001" if cell.p_value < 0.001 else f"p={cell.p_value:.3f}"
-    return f"{'yes' if cell.significant else 'no'} ({p})"
+        return "n/a"
+    return "<0.001" if cell.p_value < 0.001 else f"{cell.p_value:.3f}"
 
 
-def _legend(c: Comparison) -> str:
+def judgement(metric: Metric, cell: Cell) -> str:
+    """Better or worse than the first side where the difference is significant; else "n.s."."""
+    if cell.significant is None or cell.ratio is None:
+        return "n/a"
+    if not cell.significant or cell.ratio == 1:
+        return "n.s."
+    return "better" if (cell.ratio > 1) == metric.higher_is_better else "worse"
+
+
+def legend(c: Comparison) -> str:
+    """What the columns mean: medians, ratios, the interval and the test, and their methods."""
+    pct = f"{c.confidence * 100:g} %"
     return (
-        f"value: median over the trials; vs {c.labels[0]}: ratio of the values; significant: "
-        f"Welch's t-test over the trials, two-sided, alpha {c.alpha:g}"
+        f"Values: median over the trials. X/A: ratio of the medians to A. {pct} CI: "
+        "Fieller's interval for the ratio of the means, with Welch's degrees of freedom "
+        "(needs two trials a side). p: Welch's t-test, two-sided. X is: better or worse than "
+        f"A where p < {c.alpha:g}, n.s. where not significant."
     )
 
 
-def _sections(c: Comparison) -> list[tuple[str, tuple[str, ...]]]:
-    sections = [
-        (NOT_COMPARABLE, c.problems or (NO_PROBLEMS,)),
-        (HARDWARE, c.hardware or ("none: the same hardware",)),
+def side_lines(c: Comparison) -> list[tuple[str, str, str]]:
+    """(letter, label, "name value; …") per side, from the info rows."""
+    names = letters(c)
+    return [
+        (
+            names[i],
+            label,
+            "; ".join(f"{name} {values[i]}" for name, values in c.info),
+        )
+        for i, label in enumerate(c.labels)
     ]
+
+
+def difference_sections(c: Comparison) -> list[tuple[str, tuple[str, ...]]]:
+    """The hardware and other environment differences, after the numbers."""
+    found = [(HARDWARE, c.hardware or ("none: the same hardware",))]
     if c.environment:
-        sections.append((ENVIRONMENT, c.environment))
-    return sections
+        found.append((ENVIRONMENT, c.environment))
+    return found
+
+
+def header_cells(c: Comparison, others: Sequence[int]) -> list[str]:
+    """Column names of a metric table: the first side against each side in `others`."""
+    names = letters(c)
+    cells = ["metric", names[0]]
+    for i in others:
+        cells += [names[i], f"{names[i]}/{names[0]}", f"{c.confidence * 100:g}% CI", "p"]
+        cells.append(f"{names[i]} is")
+    return cells
+
+
+def row_cells(row: Row, others: Sequence[int]) -> list[str]:
+    """One metric's cells, in header_cells' order."""
+    metric, reference = row.metric, row.cells[0]
+    cells = [metric.title, metric.format(reference.value)]
+    for i in others:
+        cell = row.cells[i]
+        cells += [metric.format(cell.value), ratio_text(cell), interval_text(cell), p_text(cell)]
+        cells.append(judgement(metric, cell))
+    return cells
+
+
+def render_compare_text(c: Comparison, width: int = 100) -> str:
+    """The terminal's view, every line at most `width` columns: verdict, sides, tables."""
+    width = max(width, 40)
+    head, reasons = verdict(c)
+    lines = [f"Comparison of {len(c.labels)} results, each against A", ""]
+    lines += _wrap(f"Verdict: {head}", width)
+    lines += [line for item in reasons for line in _bullet(item, width)]
+    if c.nothing_compared:
+        lines += ["", *_wrap(c.nothing_compared, width)]
+    lines += ["", "Sides:"]
+    for letter, label, info in side_lines(c):
+        lines += _wrap(label, width, f"  {letter:<3}", "     ")
+        lines += _wrap(info, width, "     ", "     ")
+    for title, rows in sections(c):
+        lines += ["", *_wrap(title, width), *_tables(c, rows, width)]
+    if c.rows:
+        lines += ["", *_wrap(legend(c), width)]
+    for title, items in difference_sections(c):
+        lines += ["", title, *(line for item in items for line in _bullet(item, width))]
+    return "\n".join(lines) + "\n"
+
+
+def _wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
+    return textwrap.wrap(
+        text,
+        width,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_on_hyphens=False,
+    ) or [first.rstrip()]
+
+
+def _bullet(item: str, width: int) -> list[str]:
+    return _wrap(item, width, "  - ", "    ")
+
+
+def _tables(c: Comparison, rows: Sequence[Row], width: int) -> list[str]:
+    """One table of every side if it fits in `width`, else one table per side against A."""
+    everyone = list(range(1, len(c.labels)))
+    table = _fit(header_cells(c, everyone), [row_cells(r, everyone) for r in rows], width)
+    if table is not None:
+        return table
+    names = letters(c)
+    lines: list[str] = []
+    for i in everyone:
+        pair = _fit(header_cells(c, [i]), [row_cells(r, [i]) for r in rows], width)
+        lines += [f"{names[0]} vs {names[i]}:", *(pair or _stacked(c, rows, i))]
+    return lines
+
+
+def _fit(header: list[str], body: list[list[str]], width: int) -> list[str] | None:
+    """Aligned columns, the metric names wrapped to what is left; None when too narrow."""
+    table = [header, *body]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    rest = sum(widths[1:]) + len(GAP) * (len(widths) - 1)
+    label_width = min(widths[0], width - rest)
+    if label_width < MIN_LABEL_WIDTH:
+        return None
+    widths[0] = label_width
+    lines = [_line(header, widths), GAP.join("-" * w for w in widths)]
+    for row in body:
+        label, *more = textwrap.wrap(row[0], label_width, break_on_hyphens=False) or [""]
+        lines.append(_line([label, *row[1:]], widths))
+        lines += more
+    return lines
+
+
+def _line(cells: Sequence[str], widths: Sequence[int]) -> str:
+    """Numbers right-aligned; the metric (first) and the judgement (last) left-aligned."""
+    last = len(cells) - 1
+    out = [
+        cell.ljust(w) if i in (0, last) else cell.rjust(w)
+        for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+    ]
+    return GAP.join(out).rstrip()
+
+
+def _stacked(c: Comparison, rows: Sequence[Row], i: int) -> list[str]:
+    """A last resort for very narrow terminals: one metric per block, one value a line."""
+    header = header_cells(c, [i])
+    lines: list[str] = []
+    for row in rows:
+        cells = row_cells(row, [i])
+        lines.append(cells[0])
+        lines += [f"  {name}: {value}" for name, value in zip(header[1:], cells[1:], strict=True)]
+    return lines
+
+
+def render_compare_markdown(c: Comparison) -> str:
+    """Markdown: the verdict, the sides, each section's table (numbers right), then differences."""
+    head, reasons = verdict(c)
+    lines = [f"## Comparison of {len(c.labels)} results, each against A", ""]
+    lines += [f"**Verdict: {head}**", "", *(f"- {_md(item)}" for item in reasons)]
+    if c.nothing_compared:
+        lines += ["", f"*{c.nothing_compared}*"]
+    lines += ["", "### Sides", "", *_md_table(_side_table(c), right=())]
+    for title, rows in sections(c):
+        everyone = list(range(1, len(c.labels)))
+        header = header_cells(c, everyone)
+        body = [row_cells(r, everyone) for r in rows]
+        right = tuple(range(1, len(header) - 1))
+        judged = {i for i, name in enumerate(header) if name.endswith(" is")}
+        lines += ["", f"### {title}", "", *_md_table([header, *body], right=set(right) - judged)]
+    if c.rows:
+        lines += ["", f"*{legend(c)}*"]
+    for title, items in difference_sections(c):
+        lines += ["", f"**{title}**", "", *(f"- {_md(item)}" for item in items)]
+    return "\n".join(lines) + "\n"
+
+
+def _side_table(c: Comparison) -> list[list[str]]:
+    names = letters(c)
+    return [
+        ["", *names],
+        ["label", *c.labels],
+        *([name, *values] for name, values in c.info),
+    ]
+
+
+def _md_table(table: list[list[str]], right: set[int] | tuple[int, ...]) -> list[str]:
+    rule = ["---:" if i in right else "---" for i in range(len(table[0]))]
+    return ["| " + " | ".join(_md(cell) for cell in row) + " |" for row in [table[0], rule]] + [
+        "| " + " | ".join(_md(cell) for cell in row) + " |" for row in table[1:]
+    ]
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|")

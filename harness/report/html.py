@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import base64
+import re
+import struct
 from collections.abc import Sequence
 from html import escape
+from pathlib import Path
 
 from harness.analysis.groups import Group
 from harness.report.markdown import (
@@ -16,6 +19,8 @@ from harness.report.markdown import (
     Para,
     Table,
     build_report,
+    numeric_columns,
+    page_title,
 )
 from harness.results.published import PublishedResult
 
@@ -23,50 +28,107 @@ CSS = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem;
        color: #1b1b1b; line-height: 1.45; }
 h1, h2 { border-bottom: 1px solid #ddd; padding-bottom: .2rem; }
+h1 { font-size: 1.6rem; }
+.scroll { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; margin: .6rem 0; font-size: .9rem; }
 th, td { border: 1px solid #ccc; padding: .2rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
+th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num { white-space: nowrap; }
+code { font-family: ui-monospace, monospace; font-size: .9em; background: #f3f3f3;
+       padding: 0 .2em; border-radius: 3px; }
 figure { margin: 1rem 0; }
-figure img { max-width: 100%; }
+figure img { max-width: 100%; height: auto; }
 figcaption { font-size: .85rem; color: #555; }
 details { margin: .6rem 0; }
 summary { cursor: pointer; font-weight: 600; }
 li { margin: .2rem 0; }
 """
+# Inline Markdown the report's text uses: `code` and [text](url).
+INLINE = re.compile(r"`([^`]+)`|\[([^\[\]]+)\]\(([^()\s]+)\)")
+HIDPI = 2  # figures are rendered at twice the pixels they are shown at
 
 
-def render_html(groups: Sequence[Group], published: Sequence[PublishedResult] = ()) -> str:
-    """The whole page; it needs no other file and loads nothing from the network."""
-    body = "\n".join(_html(block) for block in build_report(groups, published))
+def render_html(
+    groups: Sequence[Group],
+    published: Sequence[PublishedResult] = (),
+    *,
+    out_dir: Path | None = None,
+) -> str:
+    """The whole page; it needs no other file and loads nothing from the network.
+
+    Links to each run's raw files are relative to out_dir, where the page is to be written;
+    without it they are absolute file:// URLs.
+    """
+    blocks = build_report(groups, published, links_from=out_dir)
+    body = "\n".join(_html(block) for block in blocks)
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        "<title>beyond-tops report</title>\n"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{escape(page_title(groups, published))}</title>\n"
         f"<style>{CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
     )
 
 
+def inline(text: str) -> str:
+    """Plain text as HTML, with `code` spans and [text](url) links rendered."""
+    out, position = [], 0
+    for match in INLINE.finditer(text):
+        out.append(escape(text[position : match.start()]))
+        code, label, url = match.groups()
+        if code is not None:
+            out.append(f"<code>{escape(code)}</code>")
+        else:
+            out.append(f'<a href="{escape(url)}">{escape(label)}</a>')
+        position = match.end()
+    return "".join(out) + escape(text[position:])
+
+
 def _html(block: Block) -> str:
     if isinstance(block, Heading):
-        return f"<h{block.level}>{escape(block.text)}</h{block.level}>"
+        anchor = f' id="{escape(block.anchor)}"' if block.anchor else ""
+        return f"<h{block.level}{anchor}>{inline(block.text)}</h{block.level}>"
     if isinstance(block, Para):
-        return f"<p>{escape(block.text)}</p>"
+        return f"<p>{inline(block.text)}</p>"
     if isinstance(block, Bullets):
-        items = "".join(f"<li>{escape(item)}</li>" for item in block.items)
+        items = "".join(f"<li>{inline(item)}</li>" for item in block.items)
         return f"<ul>{items}</ul>"
     if isinstance(block, Image):
-        data = base64.b64encode(block.png).decode("ascii")
-        return (
-            f'<figure><img src="data:image/png;base64,{data}" alt="{escape(block.alt)}">'
-            f"<figcaption>{escape(block.caption)}</figcaption></figure>"
-        )
+        return _figure(block)
     if isinstance(block, Details):
-        return f"<details><summary>{escape(block.summary)}</summary>{_table(block.table)}</details>"
+        summary = inline(block.summary)
+        return f"<details><summary>{summary}</summary>{_table(block.table)}</details>"
     return _table(block)
 
 
-def _table(table: Table) -> str:
-    head = "".join(f"<th>{escape(cell)}</th>" for cell in table.header)
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in table.rows
+def _figure(image: Image) -> str:
+    data = base64.b64encode(image.png).decode("ascii")
+    width, height = (size // HIDPI for size in _png_size(image.png))
+    return (
+        f'<figure><img width="{width}" height="{height}" '
+        f'src="data:image/png;base64,{data}" alt="{escape(image.alt)}">'
+        f"<figcaption>{inline(image.caption)}</figcaption></figure>"
     )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    """Width and height in pixels, from the PNG's IHDR chunk."""
+    width, height = struct.unpack(">II", png[16:24])
+    return int(width), int(height)
+
+
+def _table(table: Table) -> str:
+    numeric = numeric_columns(table)
+    head = _row("th", table.header, numeric)
+    body = "".join(_row("td", row, numeric) for row in table.rows)
+    table_html = f"<table><thead>{head}</thead><tbody>{body}</tbody></table>"
+    return f'<div class="scroll">{table_html}</div>'  # a wide table scrolls, the page reflows
+
+
+def _row(tag: str, cells: Sequence[str], numeric: Sequence[bool]) -> str:
+    return "<tr>" + "".join(_cell(tag, c, r) for c, r in zip(cells, numeric, strict=True)) + "</tr>"
+
+
+def _cell(tag: str, text: str, right: bool) -> str:
+    kind = ' class="num"' if right else ""
+    return f"<{tag}{kind}>{inline(text)}</{tag}>"

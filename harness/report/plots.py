@@ -1,4 +1,4 @@
-"""PNG figures for reports, drawn on matplotlib's Agg canvas in memory (no pyplot state)."""
+"""Report figures, drawn on matplotlib's Agg canvas in memory (no pyplot state), as 2x PNGs."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ TELEMETRY_PANELS = (
     ("temperature (°C)", ("temp_c",)),
     ("clock (MHz)", ("sm_clock_mhz", "mem_clock_mhz")),
 )
+HIDPI = 2  # pixels per CSS pixel the figures are rendered for
 SERIES_NAMES = {"sm_clock_mhz": " SM", "mem_clock_mhz": " memory"}
 
 
@@ -49,6 +50,11 @@ def cdf_points(latency_ns: Latencies) -> list[tuple[float, float]]:
 
 
 def throughput_png(sweep: Sweep) -> bytes:
+    """The throughput figure as a 2x PNG."""
+    return _png(throughput_figure(sweep))
+
+
+def throughput_figure(sweep: Sweep) -> Figure:
     """Median samples/s per batch size (bars: min to max of the trials), saturation marked."""
     fig, ax = _axes()
     batches = [p.batch_size for p in sweep.points]
@@ -73,14 +79,20 @@ def throughput_png(sweep: Sweep) -> bytes:
     ax.set_xscale("log", base=2)
     ax.set_xticks(batches, [str(b) for b in batches])
     ax.minorticks_off()
-    ax.set_xlabel("batch size")
-    ax.set_ylabel("samples/s")
+    ax.set_title("Throughput against batch size")
+    ax.set_xlabel("batch size (samples per query)")
+    ax.set_ylabel("throughput (samples/s)")
     ax.set_ylim(bottom=0)
-    ax.legend(loc="lower right")
-    return _png(fig)
+    _legend_outside(ax)
+    return fig
 
 
 def latency_cdf_png(curves: Sequence[tuple[str, Latencies]]) -> bytes:
+    """The latency CDF figure as a 2x PNG."""
+    return _png(latency_cdf_figure(curves))
+
+
+def latency_cdf_figure(curves: Sequence[tuple[str, Latencies]]) -> Figure:
     """One CDF line per run through its recorded percentile points (log latency axis)."""
     fig, ax = _axes()
     for label, latency_ns in curves:
@@ -88,11 +100,13 @@ def latency_cdf_png(curves: Sequence[tuple[str, Latencies]]) -> bytes:
         ax.plot([p[0] for p in points], [p[1] for p in points], marker=".", label=label)
     ax.set_xscale("log")
     ax.xaxis.set_major_formatter(_plain_numbers())
-    ax.set_xlabel("latency (ms)")
+    ax.xaxis.set_minor_formatter(_plain_numbers())
+    ax.set_title("Latency through the recorded percentiles")
+    ax.set_xlabel("latency (ms, log scale)")
     ax.set_ylabel("fraction of queries")
     ax.set_ylim(0, 1.02)
-    ax.legend(loc="lower right")
-    return _png(fig)
+    _legend_outside(ax)
+    return fig
 
 
 def has_plottable(t: Telemetry) -> bool:
@@ -102,6 +116,11 @@ def has_plottable(t: Telemetry) -> bool:
 
 
 def telemetry_png(t: Telemetry) -> bytes:
+    """The telemetry figure as a 2x PNG."""
+    return _png(telemetry_figure(t))
+
+
+def telemetry_figure(t: Telemetry) -> Figure:
     """Power, temperature and clocks over the window, one panel each that has data."""
     panels = [(title, keys) for title, keys in TELEMETRY_PANELS if _has(t.samples, keys)]
     fig = _figure(height=1.0 + 1.6 * max(len(panels), 1))
@@ -113,25 +132,46 @@ def telemetry_png(t: Telemetry) -> bytes:
             for key in keys:
                 _line(ax, rows, key, t.window_start_ns, source + SERIES_NAMES.get(key, ""))
         ax.set_ylabel(title)
-        ax.legend(loc="best", fontsize="small")
+        ax.grid(True, alpha=0.3)
+        _legend_outside(ax, fontsize="small")
+    axes[0].set_title("Telemetry in the measured window")
     axes[-1].set_xlabel("time in the measured window (s)")
-    return _png(fig)
+    return fig
 
 
 TICK_LABEL_CHARS = 28  # per line of a bar's label
 
 
 def utilization_png(bars: Sequence[UtilizationBar]) -> bytes:
-    """Achieved against peak TFLOP/s, one pair of bars per run."""
+    """The achieved-against-peak figure as a 2x PNG."""
+    return _png(utilization_figure(bars))
+
+
+def utilization_figure(bars: Sequence[UtilizationBar]) -> Figure:
+    """Achieved TFLOP/s per run as bars, each distinct peak once as a vertical line."""
     fig, ax = _axes()
     ys = list(range(len(bars)))
-    ax.barh([y + 0.2 for y in ys], [b.peak_tflops for b in bars], height=0.4, label="peak")
-    ax.barh([y - 0.2 for y in ys], [b.achieved_tflops for b in bars], height=0.4, label="achieved")
+    drawn = ax.barh(ys, [b.achieved_tflops for b in bars], height=0.6, label="achieved")
+    shares = [
+        f"{b.achieved_tflops:.3f} ({b.achieved_tflops / b.peak_tflops:.1%} of peak)" for b in bars
+    ]
+    ax.bar_label(drawn, shares, padding=3, fontsize="small")
+    peaks = sorted({b.peak_tflops for b in bars})
+    for number, peak in enumerate(peaks):
+        ax.axvline(peak, linestyle="--", color=f"C{number + 1}", label=f"peak {peak:,.3f} TFLOP/s")
     # Wrapped: a long label (a bundle's note, a long run name) would squeeze the bars to nothing.
     ax.set_yticks(ys, [textwrap.fill(b.label, TICK_LABEL_CHARS) for b in bars])
-    ax.set_xlabel("TFLOP/s")
-    ax.legend(loc="lower right")
-    return _png(fig)
+    ax.invert_yaxis()  # the first run on top, as in the table
+    ax.set_xlim(0, max(peaks) * 1.15)
+    ax.set_title("Achieved against peak FLOP/s")
+    ax.set_xlabel("TFLOP/s (model FLOPs x samples/s)")
+    _legend_outside(ax)
+    return fig
+
+
+def _legend_outside(ax: Axes, fontsize: str = "medium") -> None:
+    """The legend right of the plot area, where it cannot cover data."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=fontsize)
 
 
 def _has(samples: Sequence[Sample], keys: Sequence[str]) -> bool:
@@ -156,7 +196,7 @@ def _figure(*, height: float = 3.6) -> Figure:
         from matplotlib.figure import Figure
     except ImportError:
         raise DependencyError(MATPLOTLIB_MISSING) from None
-    return Figure(figsize=(6.4, height), dpi=100, layout="constrained")
+    return Figure(figsize=(6.4, height), dpi=100 * HIDPI, layout="constrained")
 
 
 def _axes() -> tuple[Figure, Axes]:

@@ -1,7 +1,18 @@
-"""The plain-text summary of a run that `run`, `bench` and `show` print."""
+"""Summaries: the text a run prints, and a report's summary row and machine table."""
 
 from __future__ import annotations
 
+import dataclasses
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from harness.analysis.compare import THROUGHPUT, Metric
+from harness.analysis.groups import Group
+from harness.analysis.spread import spread_flags
+from harness.analysis.stats import percent
+from harness.fingerprint import Fingerprint
+from harness.results.metrics import metric_values, source_metric
 from harness.results.records import RunResult
 
 
@@ -148,3 +159,319 @@ def _rate(value: float | None) -> str:
 
 def _ms(value: int | None) -> str:
     return "n/a" if value is None else f"{value / 1e6:.3f} ms"
+
+
+# The report's first screen: what each configuration is, and MLPerf's metric for it.
+
+MODEL_NAMES = {"resnet50": "ResNet-50", "resnet50-mlperf": "ResNet-50 (MLPerf)"}
+ES_P90 = Metric(
+    key="latency_ns.early_stopping_p90",
+    label="early-stopping p90 latency",
+    unit="ms",
+    higher_is_better=False,
+    scale=1e-6,
+    spec=",.3f",
+)
+ES_P99 = dataclasses.replace(
+    ES_P90, key="latency_ns.early_stopping_p99", label="early-stopping p99 latency"
+)
+P90 = dataclasses.replace(ES_P90, key="latency_ns.p90", label="p90 latency (no early-stopping)")
+SERVER_RATE = Metric(
+    key="server.scheduled_samples_per_second",
+    label="scheduled rate at the bound",
+    unit="samples/s",
+    higher_is_better=True,
+    spec=",.1f",
+)
+HEADLINES: Mapping[str, Metric] = {
+    "SingleStream": ES_P90,
+    "MultiStream": ES_P99,
+    "Offline": THROUGHPUT,
+    "Server": SERVER_RATE,
+}
+# The summary table's short names of the headline metrics.
+SHORT_NAMES = {
+    ES_P90.key: "early-stopping p90 (ms)",
+    ES_P99.key: "early-stopping p99 (ms)",
+    P90.key: "p90, no early-stopping estimate (ms)",
+    THROUGHPUT.key: "samples/s",
+    SERVER_RATE.key: "scheduled samples/s",
+}
+SUMMARY_HEADER = (
+    "#",
+    "device",
+    "model",
+    "scenario",
+    "MLPerf metric",
+    "value",
+    "LoadGen",
+    "energy",
+    "spread (CoV)",
+    "warnings",
+)
+SUMMARY_NOTE = (
+    "One row per configuration; value: the median over its runs of the metric MLPerf reports "
+    "for the scenario (SingleStream: the early-stopping p90 estimate; MultiStream: the "
+    "early-stopping p99; Offline: samples/s; Server: the scheduled rate, valid only where the "
+    "latency bound is met); spread: the CoV of that metric over the runs, marked ⚠ where the "
+    "spread check warns (too large to trust, or fewer runs than requested)."
+)
+
+
+def model_label(result: RunResult) -> str:
+    """The model and its precision as a reader names them, e.g. "ResNet-50 fp32"."""
+    name = result.model.name
+    return f"{MODEL_NAMES.get(name, name)} {result.model.precision}"
+
+
+def device_label(result: RunResult) -> str:
+    """What measured: the GPU(s) of a GPU target, else the CPU model and its usable CPUs."""
+    hw = result.hardware
+    if hw.target != "cpu" and hw.gpus:
+        names = list(dict.fromkeys(hw.gpus))
+        if len(names) == 1 and len(hw.gpus) > 1:
+            return f"{len(hw.gpus)}x {names[0]}"
+        return ", ".join(names)
+    cpus = f" ({hw.usable_cpus} CPUs)" if hw.usable_cpus else ""
+    return f"{hw.cpu_model or 'unknown CPU'}{cpus}"
+
+
+def configuration_label(result: RunResult) -> str:
+    """A configuration named by what it is: model and precision, scenario, device."""
+    return f"{model_label(result)} · {result.scenario} · {device_label(result)}"
+
+
+def headline_metric(results: Sequence[RunResult]) -> Metric:
+    """MLPerf's metric for the results' scenario; p90 where LoadGen gave no early-stopping value."""
+    metric = HEADLINES[results[0].scenario]
+    if metric is ES_P90 and not headline_values(results, metric):
+        return P90
+    return metric
+
+
+def headline_values(results: Sequence[RunResult], metric: Metric) -> list[float]:
+    """The metric's value in each result that has one."""
+    if metric is SERVER_RATE:
+        rates = [r.server.scheduled_samples_per_second for r in results if r.server]
+        return [float(v) for v in rates if v is not None]
+    return metric_values(results, metric.key)
+
+
+def summary_row(group: Group, link: str, warnings: int) -> tuple[str, ...]:
+    """The group's row of the summary table; `link` is the Markdown link to its section."""
+    results = group.results
+    if not results:
+        return (link, "n/a", "n/a", "n/a", "n/a", "n/a", "no run", "n/a", "n/a", str(warnings))
+    r = results[0]
+    metric = headline_metric(results)
+    values = headline_values(results, metric)
+    value = metric.format(statistics.median(values)) if values else "n/a"
+    return (
+        link,
+        device_label(r),
+        model_label(r),
+        r.scenario,
+        SHORT_NAMES.get(metric.key, metric.title),
+        value,
+        _validity(results, group.runs.requested),
+        _energy(results),
+        _spread(values) + (" ⚠" if metric.key in spread_flags(group) else ""),
+        str(warnings),
+    )
+
+
+def _validity(results: Sequence[RunResult], requested: int) -> str:
+    valid = sum(r.outcome.valid for r in results)
+    parts = [f"{valid}/{len(results)} VALID"]
+    if requested > len(results):
+        parts.append(f"{requested} runs requested")
+    if any(r.server is not None and r.server.latency_constraint_met is False for r in results):
+        parts.append("bound NOT met")
+    if any(r.outcome.profile == "quick" for r in results):
+        parts.append("quick profile")
+    return ", ".join(parts)
+
+
+def _energy(results: Sequence[RunResult]) -> str:
+    """Per source: mJ per inference for latency scenarios, samples/s/W for throughput ones."""
+    per_query = results[0].scenario in ("SingleStream", "MultiStream")
+    name, unit = (
+        ("energy_per_inference_mj", "mJ/inference")
+        if per_query
+        else ("samples_per_second_per_watt", "samples/s/W")
+    )
+    sources = sorted({s for r in results if r.telemetry for s in r.telemetry.sources})
+    parts = []
+    for source in sources:
+        values = metric_values(results, source_metric(source, name))
+        if values:
+            parts.append(f"{source} {statistics.median(values):,.2f} {unit}")
+    return "; ".join(parts) or "not measured"
+
+
+def _spread(values: Sequence[float]) -> str:
+    if len(values) < 2:
+        return f"n/a ({len(values)} run{'s' * (len(values) != 1)})"
+    mean = statistics.fmean(values)
+    return percent(statistics.stdev(values) / mean) if mean else "n/a"
+
+
+# The machine a result ran on, once per fingerprint, in human units.
+
+
+def machine_label(fp: Fingerprint) -> str:
+    """The machine in a few words: CPU and its usable CPUs, and any GPUs."""
+    cpu = fp.section("cpu")
+    text = f"{cpu.get('model') or 'unknown CPU'}"
+    if cpu.get("usable_cpus"):
+        text += f" ({cpu['usable_cpus']} CPUs)"
+    gpus = [str(g.get("name")) for g in fp.gpus if g.get("name")]
+    return text + (f", {', '.join(gpus)}" if gpus else "")
+
+
+def machine_rows(fp: Fingerprint) -> list[tuple[str, str]]:
+    """(part, description) rows: what was read, in GiB/MHz/KiB, nulls left out."""
+    cpu, memory = fp.section("cpu"), fp.section("memory")
+    rows = [
+        ("CPU", _cpu(cpu)),
+        ("usable CPUs", _usable_cpus(cpu)),
+        ("clock", _clock(cpu)),
+        ("ISA", ", ".join(cpu.get("isa") or []) or ""),
+        ("caches", _caches(cpu.get("cache_kib") or {})),
+        ("memory", _memory(memory)),
+        ("OS", _os(fp.section("os"))),
+        ("container", _container(fp.section("container"))),
+        *((f"GPU {g.get('index', i)}", _gpu(g)) for i, g in enumerate(fp.gpus)),
+        ("software", _software(fp.section("software"))),
+        ("providers", ", ".join(fp.section("software").get("providers") or [])),
+        ("environment", " ".join(f"{k}={v}" for k, v in fp.section("env").items()) or "none set"),
+        ("harness", _harness_version(fp.section("harness"))),
+        ("not read", _not_read(fp)),
+    ]
+    return [(part, text) for part, text in rows if text]
+
+
+def _cpu(cpu: Mapping[str, Any]) -> str:
+    parts = [f"{cpu.get('model') or 'unknown model'} ({cpu.get('vendor') or 'unknown vendor'})"]
+    for key, noun in (("sockets", "socket"), ("cores", "core"), ("threads", "thread")):
+        if isinstance(cpu.get(key), int):
+            parts.append(f"{cpu[key]} {noun}{'s' * (cpu[key] != 1)}")
+    if cpu.get("smt_active") is not None:
+        parts.append(f"SMT {'on' if cpu['smt_active'] else 'off'}")
+    return ", ".join(parts)
+
+
+def _usable_cpus(cpu: Mapping[str, Any]) -> str:
+    if cpu.get("usable_cpus") is None:
+        return ""
+    text = f"{cpu['usable_cpus']}"
+    if cpu.get("online_cpulist"):
+        text += f" (online {cpu['online_cpulist']})"
+    if cpu.get("cgroup_cpu_quota") is not None:
+        text += f", cgroup quota {cpu['cgroup_cpu_quota']:g} CPUs"
+    if cpu.get("isolated_cpulist"):
+        text += f", isolated {cpu['isolated_cpulist']}"
+    return text
+
+
+def _clock(cpu: Mapping[str, Any]) -> str:
+    parts = [
+        f"{_mhz(cpu[key])} {what}"
+        for key, what in (("current_mhz", "now"), ("max_mhz", "max"), ("scaling_max_mhz", "cap"))
+        if cpu.get(key) is not None
+    ]
+    parts += [f"{what} {cpu[key]}" for key, what in CLOCK_SETTINGS if cpu.get(key) is not None]
+    return ", ".join(parts)
+
+
+CLOCK_SETTINGS = (("scaling_driver", "driver"), ("governor", "governor"), ("turbo", "turbo"))
+
+
+def _caches(caches: Mapping[str, Any]) -> str:
+    return ", ".join(f"{name} {_kib(size)}" for name, size in caches.items() if size is not None)
+
+
+def _memory(memory: Mapping[str, Any]) -> str:
+    total, available = memory.get("total_bytes"), memory.get("available_bytes")
+    parts = [f"{_gib(total)} total" if total is not None else ""]
+    parts += [f"{_gib(available)} available" if available is not None else ""]
+    text = ", ".join(p for p in parts if p)
+    swap = memory.get("swap_total_bytes")
+    if swap == 0:
+        text += "; no swap"
+    elif swap is not None:
+        text += f"; swap {_gib(swap)} ({_gib(memory.get('swap_used_bytes') or 0)} used)"
+    if memory.get("cgroup_limit_bytes") is not None:
+        text += f"; cgroup limit {_gib(memory['cgroup_limit_bytes'])}"
+    return text
+
+
+def _container(container: Mapping[str, Any]) -> str:
+    if not container:
+        return ""
+    if not container.get("detected"):
+        return "none detected"
+    parts = [container.get("runtime") or "a container", container.get("image_tag")]
+    return ", ".join(str(p) for p in parts if p)
+
+
+def _gpu(gpu: Mapping[str, Any]) -> str:
+    parts = []
+    if gpu.get("memory_total_mib") is not None:
+        parts.append(_gib(gpu["memory_total_mib"] * 2**20))
+    if gpu.get("power_limit_w") is not None:
+        parts.append(f"power limit {gpu['power_limit_w']:,.0f} W")
+    if gpu.get("clock_sm_max_mhz") is not None:
+        parts.append(f"max SM clock {_mhz(gpu['clock_sm_max_mhz'])}")
+    if gpu.get("driver_version"):
+        parts.append(f"driver {gpu['driver_version']}")
+    if gpu.get("cuda_driver_version"):
+        parts.append(f"CUDA {gpu['cuda_driver_version']}")
+    return f"{gpu.get('name') or 'unknown GPU'}: {', '.join(parts) or 'no details read'}"
+
+
+def _software(software: Mapping[str, Any]) -> str:
+    python = software.get("python") or {}
+    parts = [f"Python {python.get('version')}"] if python.get("version") else []
+    packages = software.get("packages") or {}
+    parts += [f"{name} {version}" for name, version in packages.items() if version]
+    return ", ".join(parts)
+
+
+def _harness_version(harness: Mapping[str, Any]) -> str:
+    if not harness:
+        return ""
+    text = f"{harness.get('version')}"
+    if harness.get("git_commit"):
+        text += f", commit {str(harness['git_commit'])[:12]}"
+        text += " with uncommitted changes" if harness.get("git_dirty") else ""
+    return text
+
+
+def _not_read(fp: Fingerprint) -> str:
+    causes: dict[str, list[str]] = {}
+    for missing in fp.missing:
+        cause = missing.reason.rpartition(": ")[2] or missing.reason
+        causes.setdefault(cause, []).append(missing.field)
+    count = len(fp.missing)
+    if not count:
+        return ""
+    grouped = "; ".join(f"{cause} ({', '.join(fields)})" for cause, fields in causes.items())
+    return f"{count} field{'s' * (count != 1)}: {grouped}"
+
+
+def _os(system: Mapping[str, Any]) -> str:
+    leads = (("release", ""), ("kernel", "kernel "), ("arch", ""), ("glibc", "glibc "))
+    return ", ".join(f"{lead}{system[key]}" for key, lead in leads if system.get(key))
+
+
+def _gib(value_bytes: float) -> str:
+    return f"{value_bytes / 2**30:,.1f} GiB"
+
+
+def _kib(value_kib: float) -> str:
+    return f"{value_kib / 1024:g} MiB" if value_kib >= 1024 else f"{value_kib:g} KiB"
+
+
+def _mhz(value: float) -> str:
+    return f"{value:,.0f} MHz"

@@ -3,7 +3,12 @@
 One module reads and writes both, through the same checked codec as result.json.
 History of GROUP_SCHEMA_VERSION: 1, the first (unchanged by result schema 3); 2 adds
 `complete` and `failure` to both files: a group that failed or was stopped keeps the runs
-or points that finished and says why (version 1 files read as complete).
+or points that finished and says why (version 1 files read as complete); 3 adds `spreads`
+to trials.json (every reported metric's spread, in its shown name and unit) and
+`requested_batches`, `skipped`, `skip_reason` and `saturation` (the verdict with its
+caveat) to sweep.json. Older trials files read with no spreads; older sweep files with
+their measured batches as the requested ones, none skipped, and the verdict computed from
+their points.
 """
 
 from __future__ import annotations
@@ -13,13 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from harness.analysis.stats import StopReason, SweepLimit, TrialStats
+from harness.analysis.stats import (
+    MetricSpread,
+    SaturationVerdict,
+    StopReason,
+    SweepLimit,
+    SweepPoint,
+    TrialStats,
+    saturation_verdict,
+)
 from harness.config import ProfileName, ScenarioName
 from harness.errors import ResultError
 from harness.files import atomic_write_text
 from harness.results.codec import from_data, to_data
 
-GROUP_SCHEMA_VERSION = 2
+GROUP_SCHEMA_VERSION = 3
 OLDEST_READABLE = 1
 TRIALS_FILE = "trials.json"
 SWEEP_FILE = "sweep.json"
@@ -41,6 +54,7 @@ class TrialsFile:
     stats: TrialStats  # over the runs that finished
     complete: bool = True  # False: a trial failed or was stopped; `runs` are those before it
     failure: str | None = None  # why it is not complete
+    spreads: tuple[MetricSpread, ...] = ()  # every reported metric (); () before version 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,6 +79,10 @@ class SweepFile:
     limit: SweepLimit | None
     complete: bool = True  # False: a point failed (not out of memory) or the sweep was stopped
     failure: str | None = None  # why it is not complete
+    requested_batches: tuple[int, ...] = ()  # every batch size asked for, in order
+    skipped: tuple[int, ...] = ()  # requested but never run, after the one it stopped at
+    skip_reason: str | None = None  # why they were skipped
+    saturation: SaturationVerdict | None = None  # None only in a record not yet written
 
 
 def write_trials(path: Path, trials: TrialsFile) -> None:
@@ -109,11 +127,36 @@ def _read(path: Path, kind: GroupFileKind, cls: type[T]) -> T:
         )
     if version < OLDEST_READABLE:
         raise ResultError(f"{path}: schema_version {version} is not one this reads; re-run it")
-    if version == 1:  # written only when the whole group finished
-        data.setdefault("complete", True)
-        data.setdefault("failure", None)
     del data["kind"]
     try:
-        return from_data(cls, data)
+        return from_data(cls, _migrated(kind, data, version))
     except ResultError as exc:
         raise ResultError(f"{path}: {exc}; re-run it") from None
+
+
+def _migrated(kind: GroupFileKind, data: dict[str, Any], version: int) -> dict[str, Any]:
+    """A version 1 or 2 file's data as version 3: what it did not record, derived or empty."""
+    if version == 1:  # written only when the whole group finished
+        data = {"complete": True, "failure": None, **data}
+    if version >= 3:
+        return data
+    if kind == "trials":
+        return {**data, "spreads": []}
+    raw = data.get("points")
+    if not isinstance(raw, list):
+        return data  # from_data says what is wrong
+    points = [from_data(SweepFilePoint, p, f"points[{i}]") for i, p in enumerate(raw)]
+    measured = [p.batch_size for p in points]
+    limit = data.get("limit")
+    if isinstance(limit, dict) and isinstance(limit.get("batch_size"), int):
+        measured.append(limit["batch_size"])
+    verdict = saturation_verdict(
+        [SweepPoint(batch_size=p.batch_size, stats=p.samples_per_second) for p in points]
+    )
+    return {
+        **data,
+        "requested_batches": measured,
+        "skipped": [],
+        "skip_reason": None,
+        "saturation": to_data(verdict),
+    }

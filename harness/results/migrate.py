@@ -11,6 +11,8 @@ History:
        attainable rate (``attainable_tflops``, ``attainable_method``, ``fraction_of_attainable``);
        older results did not measure it, so they read as null. MultiStream and Server:
        ``latency_ns.early_stopping_p99`` and ``server`` (null before).
+    5. ``files``: the run directory's data files by what they hold (query_latencies.npz,
+       telemetry.csv, cpu_telemetry.csv); null before, when none was listed.
 """
 
 from __future__ import annotations
@@ -90,12 +92,21 @@ def migrate_3_to_4(data: Mapping[str, Any]) -> Data:
     return out
 
 
+def migrate_4_to_5(data: Mapping[str, Any]) -> Data:
+    """Schema 4 -> 5: the run's data files were not listed: null (not guessed from names)."""
+    out = copy.deepcopy(dict(data))
+    out.setdefault("files", None)
+    out["schema_version"] = 5
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
 MIGRATIONS: dict[int, Callable[[Mapping[str, Any]], Data]] = {
     2: migrate_2_to_3,
     3: migrate_3_to_4,
+    4: migrate_4_to_5,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 

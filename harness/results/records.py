@@ -214,6 +214,9 @@ class RunResult:
     when the run was not in a harness container. Throughput is samples/s (Server: completed;
     MultiStream: samples per query over the mean query latency); the qps values are LoadGen's
     (None in Offline). ``server`` is the Server scenario's record, None in the others.
+    ``files`` names the data files the harness wrote into the run directory beside LoadGen's
+    logs, by what they hold ("query_latencies", "telemetry", "cpu_telemetry"); None in a
+    result from before schema 5, which did not list them.
     """
 
     run_id: str
@@ -244,6 +247,7 @@ class RunResult:
     precision: PrecisionRecord
     accuracy: Accuracy
     server: ServerRecord | None
+    files: Mapping[str, str] | None
 
     @property
     def valid(self) -> bool:

@@ -14,7 +14,7 @@ from harness.results.codec import from_data, schema_problem, to_data
 from harness.results.migrate import OLDEST_READABLE, upgrade
 from harness.results.records import RunResult
 
-SCHEMA_VERSION = 4  # history: harness.results.migrate
+SCHEMA_VERSION = 5  # history: harness.results.migrate
 SCHEMA_FILE = "result.schema.json"  # the current schema_version's, in harness/schemas
 
 

@@ -1,4 +1,4 @@
-"""The telemetry window: power and temperature sampled between LoadGen's load and unload."""
+"""The telemetry window: power, temperature and the host CPU sampled between load and unload."""
 
 from __future__ import annotations
 
@@ -9,52 +9,79 @@ from typing import Any
 
 from harness.config import TelemetryConfig
 from harness.telemetry.base import Telemetry
+from harness.telemetry.cpu import CpuSampler, discover_cpu
+from harness.telemetry.cpufile import CPU_TELEMETRY_FILE, CpuTelemetry, write_cpu_csv
 from harness.telemetry.csvfile import write_telemetry_csv
 from harness.telemetry.discover import close_sources, discover_sources
 from harness.telemetry.external import check_meter_opt_in
 from harness.telemetry.recorder import TelemetryRecorder
 from harness.telemetry.summary import summarize
 
+TELEMETRY_FILE = "telemetry.csv"
+
 
 class TelemetryWindow:
-    """Samples power and temperature between LoadGen's sample load and unload."""
+    """Samples power, temperature and the host CPU between LoadGen's sample load and unload.
+
+    ``cpu_root`` stands in for ``/`` when reading the CPU's /proc and /sys files (tests).
+    """
 
     def __init__(
-        self, hw: str, config: TelemetryConfig, *, environ: Mapping[str, str] = os.environ
+        self,
+        hw: str,
+        config: TelemetryConfig,
+        *,
+        environ: Mapping[str, str] = os.environ,
+        cpu_root: Path = Path("/"),
     ) -> None:
         check_meter_opt_in(config, environ)
         csv = Path(config.external_csv) if config.external_csv else None
         self._sources, unavailable = discover_sources(
             hw=hw, external_command=config.external_command, external_csv=csv
         )
+        interval_s = config.interval_ms / 1000
         self._recorder = TelemetryRecorder(
-            self._sources, interval_s=config.interval_ms / 1000, unavailable=unavailable
+            self._sources, interval_s=interval_s, unavailable=unavailable
         )
+        probe, missing = discover_cpu(cpu_root)
+        self._cpu = CpuSampler(probe, interval_s=interval_s, unavailable=missing)
         self._record: Telemetry | None = None
+        self._cpu_record: CpuTelemetry | None = None
         self._opened = False
+        self.files: dict[str, str] = {}
 
     def open(self) -> None:
         """Window start: LoadGen has loaded its samples and starts the timed test."""
         self._recorder.start()
+        self._cpu.start()
         self._opened = True
 
     def close(self) -> None:
         """Window end: LoadGen finished the timed test and unloads its samples."""
         if self._record is None:
             self._record = self._recorder.stop()
+        if self._cpu_record is None:
+            self._cpu_record = self._cpu.stop()
 
     def release(self) -> None:
         """Stop sampling if the window never closed, and free vendor sessions."""
         try:
-            if self._record is None and self._opened:
-                self._record = self._recorder.stop()
+            if self._opened:
+                self.close()
         finally:
             # A source stuck in a read is left alone: closing its session could hang too.
             close_sources(s for s in self._sources if s.name not in self._recorder.abandoned)
 
     def finish(self, run_dir: Path, *, samples: int, scenario: str) -> dict[str, Any] | None:
-        """Write telemetry.csv and return the result's telemetry block (None: window never ran)."""
+        """Write the window's CSV files and return the result's telemetry block.
+
+        None when the window never ran; ``files`` then names the files written, by role.
+        """
+        if self._cpu_record is not None:
+            write_cpu_csv(self._cpu_record, run_dir / CPU_TELEMETRY_FILE)
+            self.files["cpu_telemetry"] = CPU_TELEMETRY_FILE
         if self._record is None:
             return None
-        write_telemetry_csv(self._record, run_dir / "telemetry.csv")
+        write_telemetry_csv(self._record, run_dir / TELEMETRY_FILE)
+        self.files["telemetry"] = TELEMETRY_FILE
         return summarize(self._record, samples_processed=samples, scenario=scenario)

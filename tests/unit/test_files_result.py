@@ -15,6 +15,7 @@ import pytest
 import harness.files
 from harness.errors import ResultError
 from harness.files import atomic_write_bytes, atomic_write_text, create_run_dir
+from harness.results.migrate import migrate_4_to_5
 from harness.results.records import ContainerImage, RunResult
 from harness.results.runfile import (
     INCOMPLETE_FILE,
@@ -44,6 +45,7 @@ def _result() -> RunResult:
         samples_per_second=None,
         telemetry=None,
         image=ContainerImage(id="sha256:" + "cd" * 32, tag="beyond-tops/cpu:0.1.0"),
+        files={"query_latencies": "query_latencies.npz", "cpu_telemetry": "cpu_telemetry.csv"},
     )
 
 
@@ -223,7 +225,7 @@ def test_result_round_trip(tmp_path: Path) -> None:
     assert path == tmp_path / RESULT_FILE
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data == to_dict(result)
-    assert list(data)[:2] == ["schema_version", "run_id"] and data["schema_version"] == 4
+    assert list(data)[:2] == ["schema_version", "run_id"] and data["schema_version"] == 5
     assert path.read_text(encoding="utf-8") == to_json(result)
     assert to_json(result).endswith("}\n")
     assert load_result(tmp_path) == result
@@ -271,6 +273,14 @@ def test_the_checked_in_schema_3_result_is_the_migrated_schema_2_one() -> None:
     assert load_result(TINY_V3) == load_result(TINY_V2)
 
 
+def test_a_schema_4_result_lists_no_data_files() -> None:
+    """Schema 5 added ``files``; an older result did not list them, so it reads None."""
+    data = to_dict(_result())
+    data.pop("files")
+    assert migrate_4_to_5(data | {"schema_version": 4})["files"] is None
+    assert load_result(TINY_V3).files is None
+
+
 def test_a_schema_3_result_reads_with_no_attainable_rate_and_no_peak_basis() -> None:
     util = load_result(TINY_V3).utilization
     assert util.peak_basis is None
@@ -293,7 +303,7 @@ def test_load_result_refuses_a_newer_schema(tmp_path: Path) -> None:
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: schema_version 5 was written by a newer beyond-tops (this one reads 2 to 4); "
+        f"{path}: schema_version 6 was written by a newer beyond-tops (this one reads 2 to 5); "
         "upgrade beyond-tops"
     )
     assert info.value.exit_code == 6
@@ -305,7 +315,7 @@ def test_load_result_refuses_an_older_schema(tmp_path: Path, version: int) -> No
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: schema_version {version} is older than this beyond-tops reads (2 to 4); re-run it"
+        f"{path}: schema_version {version} is older than this beyond-tops reads (2 to 5); re-run it"
     )
 
 
@@ -332,7 +342,7 @@ def test_load_result_names_unknown_missing_or_malformed_keys(tmp_path: Path) -> 
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: not a schema_version 4 result (the file: unknown key(s) extra); re-run it"
+        f"{path}: not a schema_version 5 result (the file: unknown key(s) extra); re-run it"
     )
     del data["window"]
     _write_json(tmp_path, data)
@@ -458,7 +468,7 @@ def test_load_result_checks_values_against_the_schema(
     path = _write_json(tmp_path, data)
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
-    assert str(info.value) == f"{path}: not a schema_version 4 result ({message}); re-run it"
+    assert str(info.value) == f"{path}: not a schema_version 5 result ({message}); re-run it"
     assert "\n" not in str(info.value)
 
 

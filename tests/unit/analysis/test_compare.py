@@ -87,7 +87,7 @@ def test_group_warnings_name_where_each_comes_from() -> None:
     warnings = group_warnings(load_group(REPORTS / "trials-xeon"))
     assert warnings[0] == (
         "trials",
-        "latency_ns.p90: only 2 of 3 requested trials produced a value; "
+        "p90 latency: only 2 of 3 requested trials produced a value; "
         "the statistics rest on fewer trials than asked",
     )
     assert [where for where, _ in warnings[1:]] == ["trial-1", "trial-2"]
@@ -224,7 +224,7 @@ def test_compare_takes_medians_ratios_and_welch_over_the_trials() -> None:
     assert c.labels == ("trials-epyc", "trials-xeon")
     rows = {row.metric.key: row for row in c.rows}
     assert list(rows) == [
-        "samples_per_second",
+        "latency_ns.early_stopping_p90",
         "latency_ns.p50",
         "latency_ns.p90",
         "latency_ns.p99",
@@ -233,18 +233,26 @@ def test_compare_takes_medians_ratios_and_welch_over_the_trials() -> None:
         "accuracy.against_fp32.cosine_similarity",
         "utilization.achieved_tflops",
         "utilization.fraction_of_peak",
-    ]  # no samples/s/W row: SingleStream reports none, and rows without any value are left out
-    first, second = rows["samples_per_second"].cells
-    assert (first.values, first.value, first.ratio) == ((951.612, 948.3, 960.1), 951.612, 1.0)
+    ]  # SingleStream: its headline (the early-stopping p90) first, and no throughput row;
+    # no samples/s/W row: SingleStream reports none, and rows without any value are left out
+    first, second = rows["latency_ns.p90"].cells
+    epyc_p90 = metric_values(epyc.results, "latency_ns.p90")
+    xeon_p90 = metric_values(xeon.results, "latency_ns.p90")
+    assert (first.values, first.value, first.ratio) == (
+        tuple(epyc_p90),
+        statistics.median(epyc_p90),
+        1.0,
+    )
     assert (first.p_value, first.significant) == (None, None)
-    assert second.value == statistics.median([1210.4, 1188.9]) == 1199.65
-    assert second.ratio == 1199.65 / 951.612
-    assert second.p_value == welch_t_test([951.612, 948.3, 960.1], [1210.4, 1188.9])[1]
+    assert second.value == statistics.median(xeon_p90)
+    assert second.ratio == statistics.median(xeon_p90) / statistics.median(epyc_p90)
+    assert second.p_value == welch_t_test(epyc_p90, xeon_p90)[1]
     assert second.significant is True
     energy = rows["telemetry.sources.cpu-package-0.energy_per_inference_mj"].cells
     assert (energy[0].value, energy[1].ratio, energy[1].p_value) == (None, None, None)
-    assert c.problems == ("trials-xeon vs trials-epyc: onnxruntime version: '1.32.0' != '1.31.1'",)
-    assert c.hardware[0] == "trials-xeon vs trials-epyc: cpu.cores: 2 != 4"
+    # each line names its groups in the order its values are given
+    assert c.problems == ("trials-epyc vs trials-xeon: onnxruntime version: '1.32.0' != '1.31.1'",)
+    assert c.hardware[0] == "trials-epyc vs trials-xeon: cpu.cores: 2 != 4"
     assert dict(c.info)["trials"] == ("3", "2 of 3")
 
 
@@ -260,8 +268,8 @@ def test_one_trial_per_side_has_no_significance() -> None:
 
 def test_different_scenarios_are_listed_as_not_comparable() -> None:
     c = compare([load_group(REPORTS / "trials-epyc"), load_group(REPORTS / "sweep-h100")])
-    assert c.problems[0] == "sweep-h100 vs trials-epyc: scenario: 'SingleStream' != 'Offline'"
-    assert "sweep-h100 vs trials-epyc: gpus.0.name: None != 'NVIDIA H100 80GB HBM3'" in c.hardware
+    assert c.problems[0] == "trials-epyc vs sweep-h100: scenario: 'SingleStream' != 'Offline'"
+    assert "trials-epyc vs sweep-h100: gpus.0.name: None != 'NVIDIA H100 80GB HBM3'" in c.hardware
 
 
 def test_compare_needs_two_groups() -> None:

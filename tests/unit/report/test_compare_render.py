@@ -27,37 +27,50 @@ def test_markdown_table_matches_the_golden_file() -> None:
     check_golden("expected_compare.md", render_compare_markdown(_epyc_vs_xeon()))
 
 
-def test_throughput_row_shows_value_ratio_and_significance() -> None:
+def test_the_headline_row_shows_value_ratio_interval_and_significance() -> None:
     lines = render_compare_text(_epyc_vs_xeon()).splitlines()
-    row = next(line for line in lines if line.startswith("throughput"))
+    row = next(line for line in lines if line.startswith("early-stopping p90"))
     assert re.split(r"\s{2,}", row) == [
-        "throughput (samples/s)",
-        "higher",
-        "951.6",
-        "1,199.7",
-        "1.26x",
-        "yes (p=0.016)",
+        "early-stopping p90 latency (ms)",
+        "2.461",
+        "1.922",
+        "0.78x",
+        "0.63-0.91",
+        "0.028",
+        "better",
     ]
+
+
+def test_the_verdict_comes_before_the_table_and_singlestream_has_no_throughput() -> None:
+    text = render_compare_text(_epyc_vs_xeon())
+    assert text.index("Verdict: NOT COMPARABLE") < text.index("metric ")
+    assert "throughput" not in text
+
+
+def test_every_line_fits_the_terminal_width() -> None:
+    for width in (80, 100):
+        text = render_compare_text(_epyc_vs_xeon(), width=width)
+        assert max(len(line) for line in text.splitlines()) <= width
 
 
 def test_one_trial_cannot_tell_and_nothing_is_unfair() -> None:
     sweep = REPORTS / "sweep-h100"
     text = render_compare_text(compare([load_group(sweep / "bs-1"), load_group(sweep)]))
     row = next(line for line in text.splitlines() if line.startswith("throughput"))
-    assert re.split(r"\s{2,}", row)[-3:] == ["7,150.0", "3.57x", "n/a (1 trial)"]
-    assert f"Not comparable because:\n  - {NO_PROBLEMS}\n" in text
+    assert re.split(r"\s{2,}", row)[-5:] == ["7,150.0", "3.57x", "n/a", "n/a", "n/a"]
+    assert f"Verdict: COMPARABLE: nothing makes this comparison unfair\n  - {NO_PROBLEMS}\n" in text
     assert (
         "Hardware differences (the point of the comparison):\n  - none: the same hardware\n" in text
     )
     assert "Other environment differences" not in text
+    assert "latency" not in text  # Offline defines no latency metric
 
 
-def test_three_groups_each_get_value_ratio_and_significance_columns() -> None:
+def test_different_scenarios_compare_no_metric() -> None:
     groups = [load_group(REPORTS / name) for name in ("trials-epyc", "trials-xeon", "sweep-h100")]
     text = render_compare_markdown(compare(groups))
-    header = text.splitlines()[2]
-    assert header == (
-        "| metric | better | trials-epyc | trials-xeon | vs trials-epyc | significant "
-        "| sweep-h100 | vs trials-epyc | significant |"
+    assert (
+        "*nothing is compared: the scenarios differ (SingleStream, SingleStream, Offline)" in text
     )
-    assert "- sweep-h100 vs trials-epyc: scenario: 'SingleStream' != 'Offline'" in text
+    assert "- trials-epyc vs sweep-h100: scenario: 'SingleStream' != 'Offline'" in text
+    assert "| metric |" not in text

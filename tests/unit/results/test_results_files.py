@@ -78,7 +78,7 @@ def test_a_partial_trials_file_says_so_and_round_trips(tmp_path: Path) -> None:
     )
     write_trials(tmp_path / "trials.json", partial)
     data = json.loads((tmp_path / "trials.json").read_text())
-    assert data["schema_version"] == GROUP_SCHEMA_VERSION == 2
+    assert data["schema_version"] == GROUP_SCHEMA_VERSION == 3
     assert data["complete"] is False and data["failure"] == "trial-3 failed: killed by signal 9"
     assert read_trials(tmp_path / "trials.json") == partial
 
@@ -102,8 +102,8 @@ def test_the_checked_in_group_files_read() -> None:
     ("change", "message"),
     [
         (
-            {"schema_version": 3},
-            "schema_version 3 was written by a newer beyond-tops; upgrade beyond-tops",
+            {"schema_version": 4},
+            "schema_version 4 was written by a newer beyond-tops; upgrade beyond-tops",
         ),
         ({"kind": "sweep"}, "not a beyond-tops trials file (kind is not 'trials')"),
         ({"runs": "trial-1"}, "runs: expected a list, got a string; re-run it"),

@@ -30,4 +30,4 @@ def test_version_shows_the_harness_and_every_format(capsys: pytest.CaptureFixtur
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"beyond-tops {cli.__version__}"
     assert lines[1:] == format_lines()
-    assert "result.json: schema 4 (reads 2-4; harness.results.runfile)" in lines
+    assert "result.json: schema 5 (reads 2-5; harness.results.runfile)" in lines

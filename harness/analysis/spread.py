@@ -1,0 +1,71 @@
+"""Spread checks on every reported metric of a trials group, named and in units as shown."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from harness.analysis.groups import Group, RunSet
+from harness.analysis.shown import LATENCIES, SOURCE_VALUES, is_higher_better, shown
+from harness.analysis.stats import MetricSpread, trial_stats
+from harness.results.metrics import (
+    SAMPLES_PER_SECOND,
+    metric_values,
+    source_metric,
+)
+from harness.results.records import RunResult
+
+
+def reported_metrics(results: Sequence[RunResult]) -> list[str]:
+    """The metrics a report shows for these runs that at least one run has a value of.
+
+    Latencies (p50, p90, p99, p99.9, the early-stopping estimates) except in Offline, whose
+    latencies are completion times of one big query; throughput; each power source's
+    perf/W and energy per inference.
+    """
+    offline = any(r.scenario == "Offline" for r in results)
+    candidates = [] if offline else list(LATENCIES)
+    candidates.append(SAMPLES_PER_SECOND)
+    sources = sorted({s for r in results if r.telemetry for s in r.telemetry.sources})
+    candidates += [source_metric(s, v) for s in sources for v in SOURCE_VALUES]
+    return [m for m in candidates if metric_values(results, m)]
+
+
+def metric_spreads(results: Sequence[RunResult], *, requested: int) -> tuple[MetricSpread, ...]:
+    """The spread of every reported metric over the trials, with warnings in shown units."""
+    spreads: list[MetricSpread] = []
+    for metric in reported_metrics(results):
+        how = shown(metric)
+        stats = trial_stats(
+            metric_values(results, metric),
+            requested=requested,
+            higher_is_better=is_higher_better(metric),
+            shown=how,
+        )
+        spreads.append(
+            MetricSpread(metric=metric, name=how.name, unit=how.unit, scale=how.scale, stats=stats)
+        )
+    return tuple(spreads)
+
+
+def run_set_flags(runs: RunSet) -> dict[str, str]:
+    """Metric name -> its warnings in one line, for each metric of the runs that has any.
+
+    A single run has no spread to check: no flags.
+    """
+    if len(runs.results) < 2 and runs.requested < 2:
+        return {}
+    spreads = metric_spreads(runs.results, requested=max(runs.requested, len(runs.results)))
+    return {s.metric: s.flag for s in spreads if s.flag is not None}
+
+
+def spread_flags(group: Group) -> dict[str, str]:
+    """Metric name -> its warnings in one line, for the runs that stand for the group.
+
+    For a run, nothing; for a trials group, its trials; for a sweep, the trials of the
+    point that stands for it (its best batch). Computed from the results, so a trials.json
+    written before it recorded its spreads gets the same flags. Each flag starts with the
+    metric's shown name, and gives values in its shown unit, e.g. ``latency_ns.p99`` ->
+    ``"p99 latency: spread too large to trust: CoV 22.0 % >= 5 % over 3 trials (mean
+    31.2 ms, stdev 6.86 ms)"``.
+    """
+    return run_set_flags(group.runs)

@@ -1,0 +1,54 @@
+"""The `site` verb: `harness site RESULTS_DIR... --out SITE/`, a static site of every result."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TypeVar
+
+from harness.cli.bundle import add_trust_option
+from harness.errors import ERROR_CODES, ResultError
+
+P = TypeVar("P", bound=argparse.ArgumentParser)  # whichever parser class the CLI uses
+
+
+def add_site_verb(verbs: argparse._SubParsersAction[P]) -> None:
+    """`harness site DIR... --out SITE [--trust KEY.pub]`."""
+    verb = verbs.add_parser(
+        "site",
+        help="a static website of every run, group, sweep, bundle, fleet and published result",
+    )
+    verb.add_argument(
+        "dirs",
+        type=Path,
+        nargs="+",
+        metavar="RESULTS_DIR",
+        help="directories to search (and bundles); every result under them goes in the site",
+    )
+    verb.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="SITE",
+        help="the site's directory: new, empty, or a site this command made (replaced whole)",
+    )
+    add_trust_option(verb)
+    verb.set_defaults(func=_site)
+
+
+def _site(args: argparse.Namespace) -> int:
+    """Build the site; print its index page; exit non-zero if a result could not be read."""
+    from harness.site.build import build_site
+
+    site = build_site(args.dirs, args.out, trust=args.trust)
+    for skipped in site.skipped:
+        lead = "error" if skipped.failed else "note"
+        print(f"{lead}: {skipped.path}: not in the site: {skipped.reason}", file=sys.stderr)
+    print(
+        f"{len(site.entries)} results, {len(site.boards)} leaderboards: {site.index}",
+        file=sys.stderr,
+    )
+    print(site.index)
+    failed = sum(s.failed for s in site.skipped)
+    return ERROR_CODES[ResultError].code if failed else 0

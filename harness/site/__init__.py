@@ -1,0 +1,1 @@
+"""`harness site`: a static, relocatable website of every result found under some paths."""

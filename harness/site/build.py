@@ -1,0 +1,234 @@
+"""`harness site`: build the whole site in a staging folder, then move it into place at once."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any
+
+import harness
+from harness.analysis.compare import Comparison, compare
+from harness.errors import HarnessError, ResultError
+from harness.files import atomic_write_text
+from harness.report.compare_render import render_compare_markdown, render_compare_text
+from harness.report.html import render_html
+from harness.report.markdown import render_markdown
+from harness.site.assets import CSS, CSS_FILE, JS, JS_FILE
+from harness.site.boards import Board, build_boards
+from harness.site.discover import Discovery, Found, Skipped, discover
+from harness.site.entries import Entry, load_entry
+from harness.site.pages import REPORT_DIR, compare_page, entry_page, index_page
+
+SITE_FILE = "site.json"
+SITE_SCHEMA_VERSION = 1
+GENERATOR = "harness site"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Site:
+    """What a build wrote: the index page, its entries and boards, what it left out.
+
+    The entries' and groups' paths name where they were built, a folder beside `out` that is
+    gone once the site is moved into place: read the site under `index.parent`.
+    """
+
+    index: Path
+    entries: tuple[Entry, ...]
+    boards: tuple[Board, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def build_site(
+    roots: Sequence[Path],
+    out: Path,
+    *,
+    trust: Sequence[Path] = (),
+    now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+) -> Site:
+    """Write a static site of every result under `roots` into `out`, replacing it whole.
+
+    A result that cannot be read is left out and listed (Site.skipped, and the index).
+
+    Raises:
+        ResultError: `out` exists and is not a site this command made, nothing was found,
+            or `out` cannot be written.
+    """
+    check_out(out)
+    found = discover(roots, exclude=out)
+    if not found.found:
+        where = ", ".join(str(r) for r in roots)
+        raise ResultError(f"{where}: no run, group, bundle, fleet or published result found")
+    created = now().strftime("%Y-%m-%d %H:%M UTC")
+    staging = _staging(out)
+    try:
+        site = _write(found, roots, staging, trust, created)
+        _swap(staging, out)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return dataclasses.replace(site, index=out / "index.html")
+
+
+def check_out(out: Path) -> None:
+    """Refuse an `out` that is a file, or a non-empty directory no `harness site` made."""
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise ResultError(f"{out}: is a file; pass a new directory as --out")
+    if any(out.iterdir()) and not is_site(out):
+        raise ResultError(
+            f"{out}: exists and is not a site `harness site` made (no {SITE_FILE}); "
+            "pass a new or empty directory as --out"
+        )
+
+
+def is_site(path: Path) -> bool:
+    """Whether `path` holds a site.json written by this command."""
+    try:
+        data = json.loads((path / SITE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("generator") == GENERATOR
+
+
+def _staging(out: Path) -> Path:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.building-"))
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ResultError(
+            f"{out}: cannot write beside it ({reason}); pass a writable --out"
+        ) from None
+
+
+def _swap(staging: Path, out: Path) -> None:
+    """Put the new site at `out`; the old one (or an empty directory) goes only once it is."""
+    old: Path | None = None
+    try:
+        if out.exists():
+            old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-")) / "site"
+            os.replace(out, old)
+        os.replace(staging, out)
+    except OSError as exc:
+        if old is not None and old.exists() and not out.exists():
+            os.replace(old, out)  # the old site stays as it was
+        reason = exc.strerror or type(exc).__name__
+        raise ResultError(f"{out}: cannot put the new site there ({reason})") from None
+    finally:
+        if old is not None:
+            shutil.rmtree(old.parent, ignore_errors=True)
+
+
+def _write(
+    found: Discovery, roots: Sequence[Path], site: Path, trust: Sequence[Path], created: str
+) -> Site:
+    entries, skipped = _load_all(found.found, site, trust)
+    skipped = [*found.skipped, *skipped]
+    boards = build_boards(entries)
+    for entry in entries:
+        _write_entry(entry, site / "entries" / entry.slug, boards, created)
+    for board in boards:
+        if len(board.rows) > 1:
+            _write_compare(board, site / "compare" / board.slug, created)
+    atomic_write_text(site / CSS_FILE, CSS)
+    atomic_write_text(site / JS_FILE, JS)
+    index = index_page(entries, boards, skipped, roots=roots, created=created)
+    atomic_write_text(site / "index.html", index)
+    atomic_write_text(site / SITE_FILE, _site_json(entries, boards, skipped, created))
+    return Site(
+        index=site / "index.html",
+        entries=tuple(entries),
+        boards=tuple(boards),
+        skipped=tuple(skipped),
+    )
+
+
+def _load_all(
+    found: Sequence[Found], site: Path, trust: Sequence[Path]
+) -> tuple[list[Entry], list[Skipped]]:
+    entries: list[Entry] = []
+    skipped: list[Skipped] = []
+    slugs: set[str] = set()
+    for item in found:
+        name = item.path.name.removesuffix(".tar").removesuffix(".bundle")
+        slug = _unique(_slug(f"{item.kind}-{name}"), slugs)
+        entry_dir = site / "entries" / slug
+        try:
+            entries.append(load_entry(item, slug, entry_dir, trust))
+        except HarnessError as exc:
+            shutil.rmtree(entry_dir, ignore_errors=True)
+            skipped.append(Skipped(path=item.path, reason=str(exc), failed=True))
+    return entries, skipped
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80] or "entry"
+
+
+def _unique(slug: str, taken: set[str]) -> str:
+    candidate, number = slug, 2
+    while candidate in taken:
+        candidate, number = f"{slug}-{number}", number + 1
+    taken.add(candidate)
+    return candidate
+
+
+def _write_entry(entry: Entry, entry_dir: Path, boards: Sequence[Board], created: str) -> None:
+    report = entry_dir / REPORT_DIR
+    groups, published = list(entry.groups), list(entry.published)
+    markdown = render_markdown(groups, images_dir=report / "images", published=published)
+    atomic_write_text(report / "report.md", markdown)
+    page = render_html(groups, published, out_dir=report)
+    atomic_write_text(report / "report.html", _with_way_back(page))
+    atomic_write_text(entry_dir / "index.html", entry_page(entry, entry_dir, boards, created))
+
+
+def _with_way_back(page: str) -> str:
+    """The report page, with a link back to its entry and the site's index at its top."""
+    nav = (
+        '<nav class="site-nav"><a href="../index.html">this result\'s files</a> · '
+        '<a href="../../../index.html">all results</a></nav>\n'
+    )
+    return page.replace("<body>\n", f"<body>\n{nav}", 1)
+
+
+def _write_compare(board: Board, directory: Path, created: str) -> None:
+    comparison = compare([row.side for row in board.rows])
+    atomic_write_text(directory / "compare.md", render_compare_markdown(comparison))
+    body = _compare_body(comparison)
+    atomic_write_text(directory / "index.html", compare_page(board, body, created))
+
+
+def _compare_body(comparison: Comparison) -> str:
+    """The comparison as HTML: its terminal table, verbatim, in a box that scrolls sideways."""
+    return f'<div class="scroll"><pre>{escape(render_compare_text(comparison))}</pre></div>'
+
+
+def _site_json(
+    entries: Sequence[Entry], boards: Sequence[Board], skipped: Sequence[Skipped], created: str
+) -> str:
+    data: dict[str, Any] = {
+        "schema_version": SITE_SCHEMA_VERSION,
+        "generator": GENERATOR,
+        "harness_version": harness.__version__,
+        "created": created,
+        "entries": [
+            {"slug": e.slug, "kind": e.kind, "title": e.title, "source": str(e.source)}
+            for e in entries
+        ],
+        "boards": [
+            {"model": b.model, "scenario": b.scenario, "rows": [r.label for r in b.rows]}
+            for b in boards
+        ],
+        "skipped": [{"path": str(s.path), "reason": s.reason} for s in skipped],
+    }
+    return json.dumps(data, indent=2) + "\n"

@@ -1,0 +1,286 @@
+"""The site's own pages: the index with its leaderboards, each entry's page, comparison pages."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from urllib.parse import quote
+
+from harness.analysis.groups import Group
+from harness.site.assets import CSS_FILE, JS_FILE
+from harness.site.boards import Board, BoardRow
+from harness.site.discover import Skipped
+from harness.site.entries import Entry
+
+REPORT_DIR = "report"
+REPORT_PAGE = f"{REPORT_DIR}/report.html"
+# The files of a run directory a reader opens first, in this order, where present.
+RAW_FILES = (
+    "result.json",
+    "mlperf_log_summary.txt",
+    "mlperf_log_detail.txt",
+    "telemetry.csv",
+    "INCOMPLETE",
+)
+GROUP_FILES = ("trials.json", "sweep.json")
+KIND_NAMES = {
+    "run": "run",
+    "trials": "trials group",
+    "sweep": "sweep",
+    "bundle": "bundle",
+    "fleet": "fleet",
+    "published": "published MLPerf result",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Page:
+    """What every page shares: its title, how far it is from the site's root, when made."""
+
+    title: str
+    root: str  # "" for the index, "../../" two folders down
+    created: str
+
+
+def entry_href(slug: str) -> str:
+    """An entry's page, from the site's root."""
+    return f"entries/{quote(slug)}/index.html"
+
+
+def compare_href(board: Board) -> str:
+    """A board's comparison page, from the site's root."""
+    return f"compare/{quote(board.slug)}/index.html"
+
+
+def link(href: str, text: str) -> str:
+    """An escaped <a> element."""
+    return f'<a href="{escape(href)}">{escape(text)}</a>'
+
+
+def shell(page: Page, body: str) -> str:
+    """A whole page: the site's header and stylesheet, the body, then the sorting script."""
+    root = page.root
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{escape(page.title)}</title>\n"
+        '<link rel="icon" href="data:,">\n'
+        f'<link rel="stylesheet" href="{root}{CSS_FILE}">\n</head>\n<body>\n'
+        '<header class="site">'
+        f'<a class="brand" href="{root}index.html">beyond-tops results</a>'
+        f'<a href="{root}index.html#leaderboards">Leaderboards</a>'
+        f'<a href="{root}index.html#results">All results</a>'
+        f'<span class="muted">generated {escape(page.created)}</span></header>\n'
+        f"<main>\n{body}\n</main>\n"
+        f'<script src="{root}{JS_FILE}"></script>\n</body>\n</html>\n'
+    )
+
+
+def index_page(
+    entries: Sequence[Entry],
+    boards: Sequence[Board],
+    skipped: Sequence[Skipped],
+    *,
+    roots: Sequence[Path],
+    created: str,
+) -> str:
+    """The index: contents, a leaderboard per model x scenario, every result, what was left out."""
+    sources = ", ".join(f"<code>{escape(str(r))}</code>" for r in roots)
+    parts = [
+        f"<h1>beyond-tops results: {len(entries)} results, {len(boards)} leaderboards</h1>",
+        f'<p class="muted">Made by <code>harness site</code> from {sources}. Static files '
+        "only: open this page from disk or from any web server.</p>",
+        _contents(boards, skipped),
+        '<h2 id="leaderboards">Leaderboards</h2>',
+        "<p>One table per model and scenario, best MLPerf metric first. Click a column's "
+        "name to sort by it; type in the box to filter the rows.</p>",
+        *(_board(board) for board in boards),
+        '<h2 id="results">All results</h2>',
+        _results_table(entries),
+    ]
+    if skipped:
+        items = "".join(
+            f"<li><code>{escape(str(s.path))}</code>: {escape(s.reason)}</li>" for s in skipped
+        )
+        parts += ['<h2 id="not-included">Not included</h2>', f'<ul class="notes">{items}</ul>']
+    return shell(Page(title="beyond-tops results", root="", created=created), "\n".join(parts))
+
+
+def _contents(boards: Sequence[Board], skipped: Sequence[Skipped]) -> str:
+    items = "".join(
+        f'<li><a href="#board-{escape(b.slug)}">{escape(b.title)}</a> ({len(b.rows)})</li>'
+        for b in boards
+    )
+    tail = '<li><a href="#not-included">Not included</a></li>' if skipped else ""
+    return (
+        '<nav id="contents"><h2>Contents</h2><ul>'
+        f'<li><a href="#leaderboards">Leaderboards</a><ul>{items}</ul></li>'
+        f'<li><a href="#results">All results</a></li>{tail}</ul></nav>'
+    )
+
+
+def _board(board: Board) -> str:
+    first = board.headline
+    better = "higher" if first.higher_is_better else "lower"
+    header = (
+        ("#", True),
+        ("result", False),
+        ("kind", False),
+        ("device", False),
+        ("precision", False),
+        (f"{first.label} ({first.unit})", True),
+        ("spread (CoV)", True),
+        ("validity", False),
+        ("runs", True),
+        ("warnings", True),
+        ("when", False),
+    )
+    head = "".join(f'<th{_num(n)} scope="col">{escape(name)}</th>' for name, n in header)
+    rows = "".join(_board_row(rank, row) for rank, row in enumerate(board.rows, start=1))
+    compare = (
+        f" {link(compare_href(board), f'Compare these {len(board.rows)}')}."
+        if len(board.rows) > 1
+        else ""
+    )
+    return (
+        f'<section id="board-{escape(board.slug)}"><h3>{escape(board.title)}</h3>'
+        f"<p>MLPerf's metric for {escape(board.scenario)}: {escape(first.label)}, "
+        f"{better} is better.{compare}</p>"
+        f'<div class="scroll"><table class="sortable leaderboard" id="lb-{escape(board.slug)}">'
+        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div></section>"
+    )
+
+
+def _board_row(rank: int, row: BoardRow) -> str:
+    h = row.headline
+    value = "" if h.value is None else f"{h.value:.6g}"
+    shown = h.text().removesuffix(f" {h.unit}")
+    cov = "" if h.cov is None else f"{h.cov:.6g}"
+    validity = escape(row.validity)
+    if "INVALID" in row.validity or row.validity.startswith("0 of"):
+        validity = f'<span class="bad">{validity}</span>'
+    cells = (
+        _td(str(rank), value=str(rank)),
+        f"<td>{link(f'entries/{quote(row.entry)}/{REPORT_PAGE}', row.label)}</td>",
+        f"<td>{escape(KIND_NAMES[row.kind])}</td>",
+        f"<td>{escape(row.device)}</td>",
+        f"<td>{escape(row.precision)}</td>",
+        _td(shown, value=value, title=h.label),
+        _td("n/a" if h.cov is None else f"{h.cov * 100:.1f} %", value=cov),
+        f"<td>{validity}</td>",
+        _td(str(row.runs), value=str(row.runs)),
+        _td(str(row.warnings), value=str(row.warnings)),
+        f"<td>{escape(row.when)}</td>",
+    )
+    return "<tr>" + "".join(cells) + "</tr>"
+
+
+def _td(text: str, *, value: str, title: str | None = None) -> str:
+    tip = f' title="{escape(title)}"' if title else ""
+    return f'<td class="num" data-value="{escape(value)}"{tip}>{escape(text)}</td>'
+
+
+def _num(numeric: bool) -> str:
+    return ' class="num"' if numeric else ""
+
+
+def _results_table(entries: Sequence[Entry]) -> str:
+    head = "".join(
+        f'<th{_num(n)} scope="col">{name}</th>'
+        for name, n in (("result", False), ("kind", False), ("configurations", True))
+    )
+    head += '<th scope="col">report</th><th scope="col">found at</th>'
+    rows = "".join(
+        "<tr>"
+        f"<td>{link(entry_href(e.slug), e.title)}</td>"
+        f"<td>{escape(KIND_NAMES[e.kind])}</td>"
+        + _td(str(len(e.groups) + len(e.published)), value=str(len(e.groups) + len(e.published)))
+        + f"<td>{link(f'entries/{quote(e.slug)}/{REPORT_PAGE}', 'report')}</td>"
+        f"<td><code>{escape(str(e.source))}</code></td></tr>"
+        for e in entries
+    )
+    return (
+        '<div class="scroll"><table class="sortable" id="results-table">'
+        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+
+
+def entry_page(entry: Entry, entry_dir: Path, boards: Sequence[Board], created: str) -> str:
+    """An entry's page: what it is, where it came from, its report and its raw files."""
+    notes = "".join(f"<li>{escape(n)}</li>" for n in entry.notes)
+    mine = [b for b in boards if any(r.entry == entry.slug for r in b.rows)]
+    on_boards = ", ".join(link(f"../../index.html#board-{b.slug}", b.title) for b in mine)
+    parts = [
+        f"<h1>{escape(entry.title)}</h1>",
+        f'<p class="muted">{escape(KIND_NAMES[entry.kind])}, found at '
+        f"<code>{escape(str(entry.source))}</code>; copied into this site.</p>",
+        f'<ul class="notes">{notes}</ul>' if notes else "",
+        f"<p>{link(REPORT_PAGE, 'Report')} · {link(f'{REPORT_DIR}/report.md', 'Markdown')}"
+        + (f" · on the leaderboards {on_boards}" if on_boards else "")
+        + "</p>",
+        '<h2 id="raw">Raw files</h2>',
+        "<p>LoadGen's logs and the harness's records, as the run wrote them.</p>",
+        _raw_table(entry, entry_dir),
+    ]
+    title = f"{entry.title}: beyond-tops results"
+    return shell(
+        Page(title=title, root="../../", created=created), "\n".join(p for p in parts if p)
+    )
+
+
+def _raw_table(entry: Entry, entry_dir: Path) -> str:
+    rows = [row for group in entry.groups for row in _group_raw_rows(group, entry_dir)]
+    for record in entry.published:
+        directory = _published_dir(entry)
+        files = sorted(p.name for p in directory.iterdir() if p.is_file()) if directory else []
+        links = [link(_rel(directory / f, entry_dir), f) for f in files] if directory else []
+        rows.append((record.label, links))
+    body = "".join(
+        f"<tr><td>{escape(label)}</td><td>{' · '.join(links) or 'none'}</td></tr>"
+        for label, links in rows
+    )
+    return (
+        '<div class="scroll"><table><thead><tr><th scope="col">run</th><th scope="col">files'
+        f"</th></tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def _group_raw_rows(group: Group, entry_dir: Path) -> list[tuple[str, list[str]]]:
+    rows = []
+    own = [
+        link(_rel(group.path / f, entry_dir), f) for f in GROUP_FILES if (group.path / f).is_file()
+    ]
+    if own:
+        rows.append((f"{group.label} (group)", own))
+    for runs in group.all_runs:
+        for label, run_dir, _ in group.labelled(runs):
+            name = label if label == group.label else f"{group.label} / {label}"
+            files = [f for f in RAW_FILES if (run_dir / f).is_file()]
+            rows.append((name, [link(_rel(run_dir / f, entry_dir), f) for f in files]))
+    return rows
+
+
+def _published_dir(entry: Entry) -> Path | None:
+    found = sorted(entry.data.rglob("published.json"))
+    return found[0].parent if found else None
+
+
+def _rel(path: Path, start: Path) -> str:
+    return quote(Path(os.path.relpath(path, start)).as_posix())
+
+
+def compare_page(board: Board, body: str, created: str) -> str:
+    """A board's comparison: the rendered comparison, then links back to each entry."""
+    links = "".join(f"<li>{link(f'../../{entry_href(r.entry)}', r.label)}</li>" for r in board.rows)
+    parts = [
+        f"<h1>Comparison: {escape(board.title)}</h1>",
+        '<p class="muted">Every configuration of this leaderboard, side by side, the first as '
+        f"the reference. {link('compare.md', 'Markdown')}.</p>",
+        body,
+        f'<h2>Entries</h2><ul class="notes">{links}</ul>',
+    ]
+    title = f"Comparison {board.title}: beyond-tops results"
+    return shell(Page(title=title, root="../../", created=created), "\n".join(parts))

@@ -1,0 +1,114 @@
+"""show, report and compare accept every directory the harness prints, from real tiny-model runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from tests.conftest import TINY_OFFLINE, TINY_SS, write_scenario
+
+pytestmark = pytest.mark.slow
+
+
+def _last_line(capsys: pytest.CaptureFixture[str]) -> Path:
+    return Path(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def printed(
+    tmp_path_factory: pytest.TempPathFactory, model_cache: Path
+) -> Iterator[dict[str, Path]]:
+    """The directory each verb printed last: a run, a trials group, a sweep and a fleet."""
+    root = tmp_path_factory.mktemp("every-dir")
+    capture = _Capture()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BEYOND_TOPS_CACHE", str(model_cache))
+        ss = write_scenario(root / "ss.yaml", TINY_SS)
+        offline = write_scenario(root / "offline.yaml", TINY_OFFLINE)
+        dirs = {
+            "run": capture.last(["run", str(ss), "--out", str(root / "runs")]),
+            "trials": capture.last(["run", str(ss), "--trials", "2", "--out", str(root / "t")]),
+            "sweep": capture.last(
+                ["sweep", str(offline), "--batches", "1,2", "--trials", "1", "--out", str(root)]
+            ),
+            "fleet": _fleet(root, capture),
+        }
+        yield dirs
+
+
+class _Capture:
+    """Run the CLI and keep the last line it printed (pytest's capsys is function-scoped)."""
+
+    def last(self, argv: list[str]) -> Path:
+        import contextlib
+        import io
+
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = main(argv)
+        assert code == 0, out.getvalue()
+        return Path(out.getvalue().strip().splitlines()[-1])
+
+
+def _fleet(root: Path, capture: _Capture) -> Path:
+    (root / "suite.yaml").write_text("name: by-hand\nprofile: quick\nscenarios: [ss.yaml]\n")
+    argv = ["fleet", "slurm", str(root / "suite.yaml"), "--partition", "p", "--trials", "1"]
+    fleet = capture.last([*argv, "--runner", "local", "--out", str(root / "f"), "--dry-run"])
+    capture.last(["fleet", "task", str(fleet), "--index", "0"])
+    return fleet
+
+
+@pytest.mark.parametrize("kind", ["run", "trials", "sweep", "fleet"])
+def test_show_accepts_every_printed_directory(
+    printed: dict[str, Path], kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["show", str(printed[kind])]) == 0
+    out = capsys.readouterr().out
+    assert "tiny-" in out and "VALID" in out
+
+
+def test_show_of_a_trials_group_prints_its_statistics_then_each_run(
+    printed: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["show", str(printed["trials"])]) == 0
+    out = capsys.readouterr().out
+    assert "2 trials of p90 latency (ms)" in out
+    for word in ("median", "best", "mean", "stdev", "CoV"):
+        assert word in out
+    assert out.index("median") < out.index("trial-1") < out.index("trial-2")
+
+
+def test_show_of_a_sweep_prints_a_row_per_batch(
+    printed: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["show", str(printed["sweep"])]) == 0
+    out = capsys.readouterr().out
+    assert "saturation at batch" in out
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith(("1 ", "2 "))]
+    assert [row[0] for row in rows][:2] == ["1", "2"]
+
+
+@pytest.mark.parametrize("kind", ["run", "trials", "sweep", "fleet"])
+def test_report_accepts_every_printed_directory(
+    printed: dict[str, Path], kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(printed[kind]), "--out", str(tmp_path / "r")]) == 0
+    assert (tmp_path / "r" / "report.html").is_file()
+
+
+def test_compare_accepts_a_fleet_beside_a_trials_group(
+    printed: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", str(printed["trials"]), str(printed["fleet"])]) == 0
+    out = capsys.readouterr().out
+    assert "fleet task 000" in out and "early-stopping p90" in out
+
+
+def test_compare_accepts_a_sweep_and_a_run(
+    printed: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compare", str(printed["run"]), str(printed["sweep"])]) == 0
+    assert "NOT COMPARABLE" in capsys.readouterr().out

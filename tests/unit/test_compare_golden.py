@@ -1,0 +1,49 @@
+"""The compare Markdown and 80-column text, against golden files.
+
+Regenerate after an intended change of output with
+`BEYOND_TOPS_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_compare_golden.py`,
+then review the diff of tests/fixtures/golden/compare/ before committing it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from harness.analysis.compare import Comparison, compare
+from harness.analysis.groups import load_group
+from harness.report.compare_render import render_compare_markdown, render_compare_text
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+REPORTS = FIXTURES / "reports"
+GOLDEN = FIXTURES / "golden" / "compare"
+REGEN = "BEYOND_TOPS_REGEN_GOLDEN"
+
+
+def _check(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get(REGEN) == "1":
+        path.write_text(text, encoding="utf-8")
+        return
+    assert text == path.read_text(encoding="utf-8"), f"{path} differs; see this module's doc"
+
+
+def _pair(a: str, b: str) -> Comparison:
+    return compare([load_group(REPORTS / a), load_group(REPORTS / b)])
+
+
+@pytest.mark.parametrize(
+    ("name", "pair"),
+    [
+        ("singlestream.md", ("trials-epyc", "trials-xeon")),
+        ("mismatch.md", ("trials-epyc", "sweep-h100")),
+    ],
+)
+def test_compare_markdown_matches_its_golden_file(name: str, pair: tuple[str, str]) -> None:
+    _check(name, render_compare_markdown(_pair(*pair)))
+
+
+def test_compare_text_at_80_columns_matches_its_golden_file() -> None:
+    _check("singlestream-80.txt", render_compare_text(_pair("trials-epyc", "trials-xeon"), 80))

@@ -1,0 +1,104 @@
+"""Spread checks on every reported metric of a trials group, with names and units as shown."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+from harness.analysis.groups import load_group
+from harness.analysis.shown import shown
+from harness.analysis.spread import metric_spreads, spread_flags
+from harness.analysis.stats import trial_stats
+from harness.campaign import render_trials
+from harness.results.groupfile import TrialsFile, read_trials, write_trials
+from harness.results.runfile import load_result
+
+REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
+
+
+def test_issue_16_p99_spread_is_flagged_in_ms_by_its_name() -> None:
+    # Problem 6: only the headline metric was checked, and its warning read
+    # "latency_ns.p90 ... mean 555,151", a raw key in ns next to a table in ms.
+    flags = spread_flags(load_group(REPORTS / "trials-epyc"))
+    assert set(flags) == {
+        "latency_ns.p50",
+        "latency_ns.p90",
+        "latency_ns.p99",
+        "latency_ns.p999",
+        "latency_ns.early_stopping_p90",
+    }  # throughput's CoV is 0.6 %: no flag
+    assert flags["latency_ns.p99"] == (
+        "p99 latency: spread too large to trust: CoV 8.2 % >= 5 % over 3 trials "
+        "(mean 3.09 ms, stdev 0.252 ms)"
+    )
+    assert flags["latency_ns.early_stopping_p90"].startswith("early-stopping p90 estimate: ")
+    assert not any("latency_ns" in text or " ns" in text for text in flags.values())
+
+
+def test_offline_checks_throughput_and_each_power_source_never_latency() -> None:
+    results = [load_result(REPORTS / "sweep-h100" / "bs-16" / f"trial-{i}") for i in (1, 2)]
+    spreads = {s.metric: s for s in metric_spreads(results, requested=2)}
+    assert list(spreads) == [
+        "samples_per_second",
+        "telemetry.sources.gpu0.samples_per_second_per_watt",
+        "telemetry.sources.gpu0.energy_per_inference_mj",
+    ]
+    energy = spreads["telemetry.sources.gpu0.energy_per_inference_mj"]
+    assert (energy.name, energy.unit, energy.stats.higher_is_better) == (
+        "energy per inference (gpu0)",
+        "mJ",
+        False,
+    )
+    # trial-2 has no telemetry: one of the two requested values, and a warning that says so
+    assert energy.flag is not None and "only 1 of 2 requested trials" in energy.flag
+    assert spreads["samples_per_second"].flag is None  # 7180 and 7120: CoV 0.6 %
+
+
+def test_a_single_run_has_no_spread_to_flag() -> None:
+    assert spread_flags(load_group(REPORTS / "sweep-h100" / "bs-8")) == {}
+
+
+def test_shown_names_and_units() -> None:
+    assert (shown("latency_ns.p999").name, shown("latency_ns.p999").unit) == ("p99.9 latency", "ms")
+    assert shown("latency_ns.p90").text(555_151.0) == "0.555 ms"
+    assert shown("samples_per_second").text(803.3249) == "803.32 samples/s"
+    assert shown("telemetry.sources.cpu.samples_per_second_per_watt").name == "perf/W (cpu)"
+
+
+def test_the_trials_printout_shows_latency_in_ms_by_its_name() -> None:
+    stats = trial_stats(
+        [2_402_654.0, 2_390_112.0, 2_751_870.0], requested=3, higher_is_better=False
+    )
+    trials = TrialsFile(
+        scenario_name="tiny-ss",
+        scenario="SingleStream",
+        batch_size=1,
+        profile="quick",
+        requested=3,
+        runs=("trial-1", "trial-2", "trial-3"),
+        metric="latency_ns.p90",
+        stats=stats,
+    )
+    text = render_trials(trials)
+    assert text.splitlines()[0] == (
+        "tiny-ss: 3 trials of p90 latency: median 2.40 ms, best 2.39 ms, CoV 8.16 %"
+    )
+    assert "2,514,879" not in text and "latency_ns" not in text
+
+
+def test_trials_json_records_a_spread_per_metric_and_old_files_still_read(tmp_path: Path) -> None:
+    group = tmp_path / "trials-epyc"
+    shutil.copytree(REPORTS / "trials-epyc", group)
+    old = read_trials(group / "trials.json")  # schema_version 1: no spreads recorded
+    assert old.spreads == ()
+    results = [load_result(group / run) for run in old.runs]
+    spreads = metric_spreads(results, requested=old.requested)
+    write_trials(group / "trials.json", dataclasses.replace(old, spreads=spreads))
+    data = json.loads((group / "trials.json").read_text())
+    assert data["schema_version"] == 3
+    p99 = next(s for s in data["spreads"] if s["metric"] == "latency_ns.p99")
+    assert (p99["name"], p99["unit"], p99["scale"]) == ("p99 latency", "ms", 1e-6)
+    assert p99["stats"]["values"] == [2950068.0, 2934669.0, 3378849.0]  # stored in ns
+    assert read_trials(group / "trials.json").spreads == spreads
