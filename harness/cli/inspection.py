@@ -140,7 +140,7 @@ def _write_report(out: Path, sides: list[Group | PublishedResult]) -> int:
     images = _make_out_dir(out / "images")
     markdown = render_markdown(groups, images_dir=images, published=published)
     atomic_write_text(out / "report.md", markdown)
-    atomic_write_text(out / "report.html", render_html(groups, published))
+    atomic_write_text(out / "report.html", render_html(groups, published, out_dir=out))
     print(out / "report.md")
     print(out / "report.html")
     return 0

@@ -140,6 +140,7 @@ def telemetry_figure(t: Telemetry) -> Figure:
 
 
 TICK_LABEL_CHARS = 28  # per line of a bar's label
+LEGEND_LABEL_CHARS = 24  # per line of a legend entry
 
 
 def utilization_png(bars: Sequence[UtilizationBar]) -> bytes:
@@ -170,8 +171,21 @@ def utilization_figure(bars: Sequence[UtilizationBar]) -> Figure:
 
 
 def _legend_outside(ax: Axes, fontsize: str = "medium") -> None:
-    """The legend right of the plot area, where it cannot cover data."""
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=fontsize)
+    """The legend right of the plot area, where it cannot cover data.
+
+    Labels are wrapped: a long one (a bundle's label, a run path) would otherwise take the
+    figure's whole width and squeeze the plot area to nothing.
+    """
+    handles, labels = ax.get_legend_handles_labels()
+    wrapped = [textwrap.fill(label, LEGEND_LABEL_CHARS) for label in labels]
+    ax.legend(
+        handles,
+        wrapped,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        borderaxespad=0,
+        fontsize=fontsize,
+    )
 
 
 def _has(samples: Sequence[Sample], keys: Sequence[str]) -> bool:

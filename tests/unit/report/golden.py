@@ -15,9 +15,9 @@ REPORTS = REPO / "tests" / "fixtures" / "reports"
 REGEN = "BEYOND_TOPS_REGEN_GOLDEN"
 
 
-def check_golden(name: str, text: str) -> None:
-    """Compare text with tests/fixtures/reports/<name>, or rewrite it when regenerating."""
-    path = REPORTS / name
+def check_golden(name: str, text: str, directory: Path = REPORTS) -> None:
+    """Compare text with <directory>/<name>, or rewrite it when regenerating."""
+    path = directory / name
     if os.environ.get(REGEN) == "1":
         path.write_text(text, encoding="utf-8")
         return

@@ -241,3 +241,15 @@ def test_html_stays_self_contained(names: tuple[str, ...]) -> None:
     assert "<script" not in page and "<link" not in page
     assert not re.search(r"(src|href)=\"(https?:|//)", page)
     assert "max-width" in page and "overflow-x: auto" in page
+
+
+def test_a_long_run_label_never_squeezes_the_plot_to_nothing() -> None:
+    """A bundle's label ran the CDF's legend across the figure (matplotlib: axes collapsed)."""
+    import warnings
+
+    result = load_group(REPORTS / "trials-epyc").results[0]
+    label = "[bundle 2026-12-01-resnet50-open-2core-epyc-kvm-SingleStream.bundle.tar]/trial-1"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        png = plots.latency_cdf_png([(label, result.latency_ns)])
+    assert png.startswith(b"\x89PNG")

@@ -1,33 +1,24 @@
 """The compare Markdown and 80-column text, against golden files.
 
 Regenerate after an intended change of output with
-`BEYOND_TOPS_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/unit/test_compare_golden.py`,
+`BEYOND_TOPS_REGEN_GOLDEN=1 .venv/bin/python -m pytest tests/unit/report/test_compare_golden.py`,
 then review the diff of tests/fixtures/golden/compare/ before committing it.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
+from golden import REPO, REPORTS, check_golden
 
 from harness.analysis.compare import Comparison, compare
 from harness.analysis.groups import load_group
 from harness.report.compare_render import render_compare_markdown, render_compare_text
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-REPORTS = FIXTURES / "reports"
-GOLDEN = FIXTURES / "golden" / "compare"
-REGEN = "BEYOND_TOPS_REGEN_GOLDEN"
+GOLDEN = REPO / "tests" / "fixtures" / "golden" / "compare"
 
 
 def _check(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get(REGEN) == "1":
-        path.write_text(text, encoding="utf-8")
-        return
-    assert text == path.read_text(encoding="utf-8"), f"{path} differs; see this module's doc"
+    check_golden(name, text, GOLDEN)
 
 
 def _pair(a: str, b: str) -> Comparison:
