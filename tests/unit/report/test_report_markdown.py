@@ -33,7 +33,14 @@ def _groups() -> list[Group]:
 
 
 def test_markdown_report_matches_the_golden_file(tmp_path: Path) -> None:
-    check_golden("expected_report.md", render_markdown(_groups(), images_dir=tmp_path / "images"))
+    # Raw-file links are relative to the page, so the groups sit beside it wherever the
+    # checkout lives: the golden file must not depend on the checkout's path.
+    for name in ("trials-epyc", "sweep-h100"):
+        shutil.copytree(REPORTS / name, tmp_path / "groups" / name)
+    groups = [load_group(tmp_path / "groups" / n) for n in ("trials-epyc", "sweep-h100")]
+    text = render_markdown(groups, images_dir=tmp_path / "report" / "images")
+    assert "](../groups/trials-epyc/trial-1/result.json)" in text
+    check_golden("expected_report.md", text)
 
 
 def test_every_plot_is_written_and_linked(tmp_path: Path) -> None:
