@@ -6,9 +6,10 @@ History of GROUP_SCHEMA_VERSION: 1, the first (unchanged by result schema 3); 2 
 or points that finished and says why (version 1 files read as complete); 3 adds `spreads`
 to trials.json (every reported metric's spread, in its shown name and unit) and
 `requested_batches`, `skipped`, `skip_reason` and `saturation` (the verdict with its
-caveat) to sweep.json. Older trials files read with no spreads; older sweep files with
-their measured batches as the requested ones, none skipped, and the verdict computed from
-their points.
+caveat) to sweep.json, and gives the trial warnings' values in the metric's shown unit
+(ms, not ns). Older trials files read with no spreads and their warnings written anew from
+their values, in shown units; older sweep files with their measured batches as the requested
+ones, none skipped, and the verdict computed from their points.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from harness.analysis.shown import shown
 from harness.analysis.stats import (
     MetricSpread,
     SaturationVerdict,
@@ -26,6 +28,7 @@ from harness.analysis.stats import (
     SweepPoint,
     TrialStats,
     saturation_verdict,
+    trial_stats,
 )
 from harness.config import ProfileName, ScenarioName
 from harness.errors import ResultError
@@ -141,7 +144,7 @@ def _migrated(kind: GroupFileKind, data: dict[str, Any], version: int) -> dict[s
     if version >= 3:
         return data
     if kind == "trials":
-        return {**data, "spreads": []}
+        return {**data, "spreads": [], "stats": _warnings_as_shown(data)}
     raw = data.get("points")
     if not isinstance(raw, list):
         return data  # from_data says what is wrong
@@ -160,3 +163,23 @@ def _migrated(kind: GroupFileKind, data: dict[str, Any], version: int) -> dict[s
         "skip_reason": None,
         "saturation": to_data(verdict),
     }
+
+
+def _warnings_as_shown(data: dict[str, Any]) -> Any:
+    """A pre-3 trials file's stats, its warnings (written in the stored unit) anew as shown."""
+    raw, metric = data.get("stats"), data.get("metric")
+    if not isinstance(raw, dict) or not isinstance(metric, str):
+        return raw  # from_data says what is wrong
+    try:
+        stats = from_data(TrialStats, raw, "stats")
+    except ResultError:
+        return raw  # reading the whole file says what is wrong, in the file's order
+    if not stats.values:
+        return raw
+    again = trial_stats(
+        stats.values,
+        requested=stats.requested,
+        higher_is_better=stats.higher_is_better,
+        shown=shown(metric),
+    )
+    return {**raw, "warnings": list(again.warnings)}

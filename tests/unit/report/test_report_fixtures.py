@@ -9,6 +9,7 @@ import jsonschema
 from golden import REPO, REPORTS
 
 from harness.analysis.groups import load_group
+from harness.analysis.shown import shown
 from harness.analysis.stats import trial_stats
 from harness.results.runfile import load_result, to_dict
 
@@ -31,8 +32,13 @@ def test_every_fixture_result_is_schema_2_and_migrates_to_a_valid_3(
 def test_stored_statistics_are_what_trial_stats_computes() -> None:
     for name in ("trials-epyc", "trials-xeon"):
         runs = load_group(REPORTS / name).runs
-        assert runs.stats is not None
-        again = trial_stats(runs.stats.values, requested=runs.requested, higher_is_better=False)
+        assert runs.stats is not None and runs.metric is not None
+        again = trial_stats(
+            runs.stats.values,
+            requested=runs.requested,
+            higher_is_better=False,
+            shown=shown(runs.metric),
+        )
         assert runs.stats == again
     sweep = load_group(REPORTS / "sweep-h100").sweep
     assert sweep is not None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.shown import shown
 from harness.analysis.stats import SweepLimit, trial_stats
 from harness.errors import ResultError
 from harness.results.groupfile import (
@@ -31,7 +32,9 @@ from harness.results.runfile import load_result
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 REPORTS = FIXTURES / "reports"
-STATS = trial_stats([10.0, 11.0], requested=3, higher_is_better=True)
+STATS = trial_stats(  # as the harness writes them: warnings in the shown unit
+    [10.0, 11.0], requested=3, higher_is_better=True, shown=shown(SAMPLES_PER_SECOND)
+)
 
 
 def _trials() -> TrialsFile:
@@ -90,6 +93,16 @@ def test_a_version_1_group_file_reads_as_complete(tmp_path: Path) -> None:
     (tmp_path / "trials.json").write_text(json.dumps({**data, "schema_version": 1}))
     trials = read_trials(tmp_path / "trials.json")
     assert trials == _trials() and trials.complete and trials.failure is None
+
+
+def test_an_old_trials_files_warnings_read_in_shown_units() -> None:
+    # Version 1 wrote "mean 2,514,879, stdev 205,336": nanoseconds, beside a table in ms.
+    stored = json.loads((REPORTS / "trials-epyc" / "trials.json").read_text())
+    assert stored["schema_version"] == 1 and "mean 2,514,879" in stored["stats"]["warnings"][0]
+    warnings = read_trials(REPORTS / "trials-epyc" / "trials.json").stats.warnings
+    assert warnings == (
+        "spread too large to trust: CoV 8.2 % >= 5 % over 3 trials (mean 2.51 ms, stdev 0.205 ms)",
+    )
 
 
 def test_the_checked_in_group_files_read() -> None:
