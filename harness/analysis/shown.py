@@ -22,6 +22,14 @@ SOURCE_VALUES: Mapping[str, tuple[str, str, bool]] = {
     "samples_per_second_per_watt": ("perf/W", "samples/s/W", True),
     "energy_per_inference_mj": ("energy per inference", "mJ", False),
 }
+# Achieved against peak, as a report shows it: name, unit and scale from the stored value.
+# (Peak TFLOP/s is a constant of the hardware, not a measurement: it has no spread.)
+UTILIZATION: Mapping[str, tuple[str, str, float]] = {
+    "utilization.achieved_tflops": ("achieved FLOP/s", "TFLOP/s", 1.0),
+    "utilization.fraction_of_peak": ("utilization of peak", "%", 100.0),
+    "utilization.attainable_tflops": ("attainable FLOP/s", "TFLOP/s", 1.0),
+    "utilization.fraction_of_attainable": ("utilization of attainable", "%", 100.0),
+}
 
 
 def shown(metric: str) -> Shown:
@@ -34,6 +42,9 @@ def shown(metric: str) -> Shown:
         )
     if metric == SAMPLES_PER_SECOND:
         return Shown(name="throughput", unit="samples/s")
+    if metric in UTILIZATION:
+        name, unit, scale = UTILIZATION[metric]
+        return Shown(name=name, unit=unit, scale=scale)
     source, _, value = metric.removeprefix(SOURCE_PREFIX).rpartition(".")
     if metric.startswith(SOURCE_PREFIX) and value in SOURCE_VALUES:
         name, unit, _ = SOURCE_VALUES[value]

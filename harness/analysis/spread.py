@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from harness.analysis.groups import Group, RunSet
-from harness.analysis.shown import LATENCIES, SOURCE_VALUES, is_higher_better, shown
+from harness.analysis.shown import LATENCIES, SOURCE_VALUES, UTILIZATION, is_higher_better, shown
 from harness.analysis.stats import MetricSpread, trial_stats
 from harness.results.metrics import (
     SAMPLES_PER_SECOND,
@@ -54,8 +55,40 @@ def run_set_flags(runs: RunSet) -> dict[str, str]:
     """
     if len(runs.results) < 2 and runs.requested < 2:
         return {}
-    spreads = metric_spreads(runs.results, requested=max(runs.requested, len(runs.results)))
-    return {s.metric: s.flag for s in spreads if s.flag is not None}
+    requested = max(runs.requested, len(runs.results))
+    spreads = metric_spreads(runs.results, requested=requested)
+    flags = {s.metric: s.flag for s in spreads if s.flag is not None}
+    return flags | _utilization_flags(runs.results, requested, spreads)
+
+
+def _utilization_flags(
+    results: Sequence[RunResult], requested: int, spreads: Sequence[MetricSpread]
+) -> dict[str, str]:
+    """Flags for achieved FLOP/s and utilization, shown beside their numbers in a report.
+
+    They are throughput times a constant of the model and machine, so their spread is
+    usually throughput's: then the flag repeats throughput's words, and a report lists them
+    on one line. Not recorded in trials.json nor printed, where they would only say it again.
+    """
+    throughput = next((s for s in spreads if s.metric == SAMPLES_PER_SECOND), None)
+    flags: dict[str, str] = {}
+    for metric in UTILIZATION:
+        values = metric_values(results, metric)
+        if not values:
+            continue
+        how = shown(metric)
+        stats = trial_stats(values, requested=requested, higher_is_better=True, shown=how)
+        if not stats.warnings:
+            continue
+        text = "; ".join(stats.warnings)
+        if (
+            throughput is not None
+            and throughput.flag is not None
+            and math.isclose(stats.cov, throughput.stats.cov, rel_tol=1e-6, abs_tol=1e-12)
+        ):
+            text = throughput.flag.partition(": ")[2]
+        flags[metric] = f"{how.name}: {text}"
+    return flags
 
 
 def spread_flags(group: Group) -> dict[str, str]:

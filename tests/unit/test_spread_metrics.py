@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from harness.analysis.shown import shown
 from harness.analysis.spread import metric_spreads, spread_flags
 from harness.analysis.stats import trial_stats
 from harness.campaign import render_trials
+from harness.report.markdown import render_markdown
 from harness.results.groupfile import TrialsFile, read_trials, write_trials
 from harness.results.runfile import load_result
 
@@ -54,6 +56,52 @@ def test_offline_checks_throughput_and_each_power_source_never_latency() -> None
     # trial-2 has no telemetry: one of the two requested values, and a warning that says so
     assert energy.flag is not None and "only 1 of 2 requested trials" in energy.flag
     assert spreads["samples_per_second"].flag is None  # 7180 and 7120: CoV 0.6 %
+
+
+def test_achieved_flops_and_utilization_are_checked_and_flagged_as_shown(tmp_path: Path) -> None:
+    # They were reported with no spread check of their own: a ⚠ on throughput, none beside
+    # the achieved TFLOP/s derived from it.
+    group = tmp_path / "trials-epyc"
+    shutil.copytree(REPORTS / "trials-epyc", group)
+    path = group / "trial-3" / "result.json"
+    data = json.loads(path.read_text())
+    data["utilization"]["achieved_tflops"] *= 1.5
+    data["utilization"]["utilization"] *= 1.5
+    path.write_text(json.dumps(data))
+    flags = spread_flags(load_group(group))
+    assert flags["utilization.achieved_tflops"] == (
+        "achieved FLOP/s: spread too large to trust: CoV 25.4 % >= 5 % over 3 trials "
+        "(mean 0.0705 TFLOP/s, stdev 0.0179 TFLOP/s); trial 3 is an outlier: 0.0912 TFLOP/s "
+        "is 51.3 % off the median 0.0603 TFLOP/s (limit 50 %)"
+    )
+    assert flags["utilization.fraction_of_peak"].startswith("utilization of peak: ")
+    assert "(mean 42.4 %, stdev 10.8 %)" in flags["utilization.fraction_of_peak"]
+    assert "utilization.achieved_tflops" not in spread_flags(load_group(REPORTS / "trials-epyc"))
+
+
+def test_utilization_that_only_follows_throughput_is_flagged_in_its_words(
+    tmp_path: Path,
+) -> None:
+    group = tmp_path / "trials-epyc"
+    shutil.copytree(REPORTS / "trials-epyc", group)
+    path = group / "trial-3" / "result.json"
+    data = json.loads(path.read_text())
+    data["samples_per_second"] *= 1.5
+    data["utilization"]["achieved_tflops"] *= 1.5
+    data["utilization"]["utilization"] *= 1.5
+    path.write_text(json.dumps(data))
+    flags = spread_flags(load_group(group))
+    said = flags["samples_per_second"].removeprefix("throughput: ")
+    assert flags["utilization.achieved_tflops"] == f"achieved FLOP/s: {said}"
+    assert flags["utilization.fraction_of_peak"] == f"utilization of peak: {said}"
+    report = render_markdown([load_group(group)], images_dir=tmp_path / "report" / "images")
+    assert f"⚠ throughput, achieved FLOP/s, utilization of peak: {said}" in report
+    assert re.search(r"\| achieved \(TFLOP/s\) \| [^|]+ \| [^|]+ \| [\d.]+ % ⚠ \|", report)
+    # trials.json and the printout keep to what is measured: no derived repeats there
+    results = load_group(group).runs.results
+    assert "utilization.achieved_tflops" not in {
+        s.metric for s in metric_spreads(results, requested=3)
+    }
 
 
 def test_a_single_run_has_no_spread_to_flag() -> None:
