@@ -37,7 +37,7 @@ REFLOW_WIDTH_PX = 800
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Path:
-    """A site of real runs: a trials group of two, a sweep, a bundle, published results."""
+    """A site of real runs: a trials group, a sweep, a fleet, a bundle, published results."""
     root = tmp_path_factory.mktemp("browser-site")
     results = root / "results"
     with pytest.MonkeyPatch.context() as patch:
@@ -49,11 +49,24 @@ def site(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Path:
         assert main(
             ["sweep", str(offline), "--batches", "1,2", "--out", str(results / "sweeps")]
         ) in (0, 1)
+        fleet = _fleet_run_by_hand(root, results / "fleets")
+        assert main(["fleet", "collect", str(fleet)]) == 0
     import_mlperf(FIXTURES, results / "published-imports", now=fixed_now)
     shutil.copy(BUNDLE, results / BUNDLE.name)
     out = root / "site"
     assert _harness_site([str(results), "--out", str(out)]) == 0
     return out
+
+
+def _fleet_run_by_hand(root: Path, out: Path) -> Path:
+    """A one-task fleet planned for Slurm (--dry-run) and its task run here, as a node would."""
+    suite = root / "fleet-suite.yaml"
+    suite.write_text("name: browser-fleet\nprofile: quick\nscenarios: [ss.yaml]\n")
+    argv = ["fleet", "slurm", str(suite), "--partition", "p", "--nodes", "1", "--trials", "2"]
+    assert main([*argv, "--runner", "local", "--out", str(out), "--dry-run"]) == 0
+    (fleet,) = (p.parent for p in out.glob("*/fleet.json"))
+    assert main(["fleet", "task", str(fleet), "--index", "0"]) == 0
+    return fleet
 
 
 def _harness_site(argv: list[str]) -> int:
@@ -119,7 +132,7 @@ def test_the_index_lists_every_kind_and_sorts_and_filters_a_leaderboard(
     _open(driver, site / "index.html")
     assert driver.title == "beyond-tops results"
     kinds = {row[1] for row in _rows(driver, "results-table")}
-    assert kinds == {"trials group", "sweep", "bundle", "published MLPerf result"}
+    assert kinds == {"trials group", "sweep", "fleet", "bundle", "published MLPerf result"}
     # a bundled ResNet-50 run beside a published one: sort them by MLPerf's metric
     board = "lb-resnet50-singlestream"
     metric = 5  # the early-stopping p90 column
