@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 from collections.abc import Iterator
@@ -36,6 +38,35 @@ def write_scenario(path: Path, text: str) -> Path:
     """Write a scenario YAML file and return its path."""
     path.write_text(text)
     return path
+
+
+def harness_printed(argv: list[str]) -> str:
+    """Run the harness CLI in-process, assert it exits 0, and return what it printed.
+
+    For module-scoped fixtures, where pytest's capsys (function-scoped) cannot be used.
+    """
+    from harness.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(argv)
+    assert code == 0, out.getvalue()
+    return out.getvalue()
+
+
+def harness_dir(argv: list[str]) -> Path:
+    """Run the harness CLI as harness_printed does; the directory it printed last."""
+    return Path(harness_printed(argv).strip().splitlines()[-1])
+
+
+def fleet_run_by_hand(root: Path, out: Path, *, trials: int) -> Path:
+    """A one-task fleet of root/ss.yaml planned for Slurm (--dry-run), its task run here."""
+    suite_yaml = "name: by-hand\nprofile: quick\nscenarios: [ss.yaml]\n"
+    suite = write_scenario(root / "fleet-suite.yaml", suite_yaml)
+    argv = ["fleet", "slurm", str(suite), "--partition", "p", "--trials", str(trials)]
+    fleet = harness_dir([*argv, "--runner", "local", "--out", str(out), "--dry-run"])
+    harness_printed(["fleet", "task", str(fleet), "--index", "0"])
+    return fleet
 
 
 TINY_SS = """

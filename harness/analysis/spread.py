@@ -33,19 +33,18 @@ def reported_metrics(results: Sequence[RunResult]) -> list[str]:
 
 def metric_spreads(results: Sequence[RunResult], *, requested: int) -> tuple[MetricSpread, ...]:
     """The spread of every reported metric over the trials, with warnings in shown units."""
-    spreads: list[MetricSpread] = []
-    for metric in reported_metrics(results):
-        how = shown(metric)
-        stats = trial_stats(
-            metric_values(results, metric),
-            requested=requested,
-            higher_is_better=is_higher_better(metric),
-            shown=how,
-        )
-        spreads.append(
-            MetricSpread(metric=metric, name=how.name, unit=how.unit, scale=how.scale, stats=stats)
-        )
-    return tuple(spreads)
+    return tuple(_spread(results, m, requested) for m in reported_metrics(results))
+
+
+def _spread(results: Sequence[RunResult], metric: str, requested: int) -> MetricSpread:
+    how = shown(metric)
+    stats = trial_stats(
+        metric_values(results, metric),
+        requested=requested,
+        higher_is_better=is_higher_better(metric),
+        shown=how,
+    )
+    return MetricSpread(metric=metric, name=how.name, unit=how.unit, scale=how.scale, stats=stats)
 
 
 def run_set_flags(runs: RunSet) -> dict[str, str]:
@@ -73,21 +72,19 @@ def _utilization_flags(
     throughput = next((s for s in spreads if s.metric == SAMPLES_PER_SECOND), None)
     flags: dict[str, str] = {}
     for metric in UTILIZATION:
-        values = metric_values(results, metric)
-        if not values:
+        if not metric_values(results, metric):
             continue
-        how = shown(metric)
-        stats = trial_stats(values, requested=requested, higher_is_better=True, shown=how)
-        if not stats.warnings:
+        spread = _spread(results, metric, requested)
+        if spread.flag is None:
             continue
-        text = "; ".join(stats.warnings)
         if (
             throughput is not None
             and throughput.flag is not None
-            and math.isclose(stats.cov, throughput.stats.cov, rel_tol=1e-6, abs_tol=1e-12)
+            and math.isclose(spread.stats.cov, throughput.stats.cov, rel_tol=1e-6, abs_tol=1e-12)
         ):
-            text = throughput.flag.partition(": ")[2]
-        flags[metric] = f"{how.name}: {text}"
+            flags[metric] = f"{spread.name}: {throughput.flag.partition(': ')[2]}"
+        else:
+            flags[metric] = spread.flag
     return flags
 
 

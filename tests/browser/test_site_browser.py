@@ -18,7 +18,14 @@ import pytest
 from harness.cli import main
 from harness.published.importer import import_mlperf
 from tests.browser.conftest import HEIGHT_PX, WIDTH_PX
-from tests.conftest import REPO, TINY_OFFLINE, TINY_SS, write_scenario
+from tests.conftest import (
+    REPO,
+    TINY_OFFLINE,
+    TINY_SS,
+    fleet_run_by_hand,
+    harness_printed,
+    write_scenario,
+)
 from tests.unit.test_published_import import FIXTURES, fixed_now
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -49,24 +56,13 @@ def site(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Path:
         assert main(
             ["sweep", str(offline), "--batches", "1,2", "--out", str(results / "sweeps")]
         ) in (0, 1)
-        fleet = _fleet_run_by_hand(root, results / "fleets")
-        assert main(["fleet", "collect", str(fleet)]) == 0
+        fleet = fleet_run_by_hand(root, results / "fleets", trials=2)
+        harness_printed(["fleet", "collect", str(fleet)])
     import_mlperf(FIXTURES, results / "published-imports", now=fixed_now)
     shutil.copy(BUNDLE, results / BUNDLE.name)
     out = root / "site"
     assert _harness_site([str(results), "--out", str(out)]) == 0
     return out
-
-
-def _fleet_run_by_hand(root: Path, out: Path) -> Path:
-    """A one-task fleet planned for Slurm (--dry-run) and its task run here, as a node would."""
-    suite = root / "fleet-suite.yaml"
-    suite.write_text("name: browser-fleet\nprofile: quick\nscenarios: [ss.yaml]\n")
-    argv = ["fleet", "slurm", str(suite), "--partition", "p", "--nodes", "1", "--trials", "2"]
-    assert main([*argv, "--runner", "local", "--out", str(out), "--dry-run"]) == 0
-    (fleet,) = (p.parent for p in out.glob("*/fleet.json"))
-    assert main(["fleet", "task", str(fleet), "--index", "0"]) == 0
-    return fleet
 
 
 def _harness_site(argv: list[str]) -> int:

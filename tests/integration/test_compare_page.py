@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -12,17 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from tests.conftest import TINY_OFFLINE, TINY_SS, write_scenario
+from tests.conftest import TINY_OFFLINE, TINY_SS, harness_dir, write_scenario
 
 pytestmark = pytest.mark.slow
-
-
-def _last_line(argv: list[str]) -> Path:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(argv)
-    assert code == 0, out.getvalue()
-    return Path(out.getvalue().strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -34,10 +24,10 @@ def groups(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Itera
         ss = write_scenario(root / "ss.yaml", TINY_SS)
         offline = write_scenario(root / "offline.yaml", TINY_OFFLINE)
         made = [
-            _last_line(["run", str(ss), "--trials", "2", "--out", str(root / "runs")])
+            harness_dir(["run", str(ss), "--trials", "2", "--out", str(root / "runs")])
             for _ in range(2)
         ]
-        made.append(_last_line(["run", str(offline), "--out", str(root / "runs")]))
+        made.append(harness_dir(["run", str(offline), "--out", str(root / "runs")]))
         yield made
 
 

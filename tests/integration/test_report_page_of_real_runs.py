@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import pytest
 
-from harness.cli import main
-from tests.conftest import TINY_OFFLINE, TINY_SS, write_scenario
+from tests.conftest import TINY_OFFLINE, TINY_SS, harness_printed, write_scenario
 
 pytestmark = pytest.mark.slow
-
-
-def _run(args: list[str]) -> str:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(args)
-    assert code == 0, out.getvalue()
-    return out.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +21,10 @@ def report(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Path:
     offline = write_scenario(tmp_path / "offline.yaml", TINY_OFFLINE)
     with pytest.MonkeyPatch.context() as patch:  # the session's model cache, as conftest's
         patch.setenv("BEYOND_TOPS_CACHE", str(model_cache))
-        trials = _run(["run", str(ss), "--trials", "2", "--out", str(tmp_path / "runs")])
-        single = _run(["run", str(offline), "--out", str(tmp_path / "runs")])
+        trials = harness_printed(["run", str(ss), "--trials", "2", "--out", str(tmp_path / "runs")])
+        single = harness_printed(["run", str(offline), "--out", str(tmp_path / "runs")])
     dirs = [trials.strip().splitlines()[-1], single.strip().splitlines()[-1]]
-    _run(["report", *dirs, "--out", str(tmp_path / "report")])
+    harness_printed(["report", *dirs, "--out", str(tmp_path / "report")])
     return tmp_path / "report"
 
 

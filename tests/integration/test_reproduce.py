@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 from collections.abc import Iterator
@@ -19,7 +17,7 @@ from harness.models.registry import zoo_model_path
 from harness.models.validate import file_sha256
 from harness.reproduce.rerun import checked_model, load_recorded
 from harness.results.runfile import load_result
-from tests.conftest import REPO, write_scenario
+from tests.conftest import REPO, harness_dir, write_scenario
 
 pytestmark = pytest.mark.slow
 SCHEMA = REPO / "harness" / "schemas" / "reproduction.schema.json"
@@ -46,10 +44,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Ite
         patch.setenv("BEYOND_TOPS_CACHE", str(model_cache))
         root = tmp_path_factory.mktemp("recorded")
         scenario = write_scenario(root / "tiny-reproduce.yaml", OFFLINE)
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            assert main(["run", str(scenario), "--out", str(root / "runs")]) == 0
-        yield Path(printed.getvalue().strip().splitlines()[-1])
+        yield harness_dir(["run", str(scenario), "--out", str(root / "runs")])
 
 
 def _tree(path: Path) -> dict[str, bytes]:

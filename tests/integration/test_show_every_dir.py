@@ -8,13 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from tests.conftest import TINY_OFFLINE, TINY_SS, write_scenario
+from tests.conftest import TINY_OFFLINE, TINY_SS, fleet_run_by_hand, harness_dir, write_scenario
 
 pytestmark = pytest.mark.slow
-
-
-def _last_line(capsys: pytest.CaptureFixture[str]) -> Path:
-    return Path(capsys.readouterr().out.strip().splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -23,42 +19,19 @@ def printed(
 ) -> Iterator[dict[str, Path]]:
     """The directory each verb printed last: a run, a trials group, a sweep and a fleet."""
     root = tmp_path_factory.mktemp("every-dir")
-    capture = _Capture()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BEYOND_TOPS_CACHE", str(model_cache))
         ss = write_scenario(root / "ss.yaml", TINY_SS)
         offline = write_scenario(root / "offline.yaml", TINY_OFFLINE)
         dirs = {
-            "run": capture.last(["run", str(ss), "--out", str(root / "runs")]),
-            "trials": capture.last(["run", str(ss), "--trials", "2", "--out", str(root / "t")]),
-            "sweep": capture.last(
+            "run": harness_dir(["run", str(ss), "--out", str(root / "runs")]),
+            "trials": harness_dir(["run", str(ss), "--trials", "2", "--out", str(root / "t")]),
+            "sweep": harness_dir(
                 ["sweep", str(offline), "--batches", "1,2", "--trials", "1", "--out", str(root)]
             ),
-            "fleet": _fleet(root, capture),
+            "fleet": fleet_run_by_hand(root, root / "f", trials=1),
         }
         yield dirs
-
-
-class _Capture:
-    """Run the CLI and keep the last line it printed (pytest's capsys is function-scoped)."""
-
-    def last(self, argv: list[str]) -> Path:
-        import contextlib
-        import io
-
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            code = main(argv)
-        assert code == 0, out.getvalue()
-        return Path(out.getvalue().strip().splitlines()[-1])
-
-
-def _fleet(root: Path, capture: _Capture) -> Path:
-    (root / "suite.yaml").write_text("name: by-hand\nprofile: quick\nscenarios: [ss.yaml]\n")
-    argv = ["fleet", "slurm", str(root / "suite.yaml"), "--partition", "p", "--trials", "1"]
-    fleet = capture.last([*argv, "--runner", "local", "--out", str(root / "f"), "--dry-run"])
-    capture.last(["fleet", "task", str(fleet), "--index", "0"])
-    return fleet
 
 
 @pytest.mark.parametrize("kind", ["run", "trials", "sweep", "fleet"])

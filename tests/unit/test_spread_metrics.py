@@ -58,16 +58,24 @@ def test_offline_checks_throughput_and_each_power_source_never_latency() -> None
     assert spreads["samples_per_second"].flag is None  # 7180 and 7120: CoV 0.6 %
 
 
-def test_achieved_flops_and_utilization_are_checked_and_flagged_as_shown(tmp_path: Path) -> None:
-    # They were reported with no spread check of their own: a ⚠ on throughput, none beside
-    # the achieved TFLOP/s derived from it.
+def _trial_3_faster(tmp_path: Path, *, throughput: bool) -> Path:
+    """trials-epyc with trial 3's achieved FLOP/s (and, if asked, its throughput) x 1.5."""
     group = tmp_path / "trials-epyc"
     shutil.copytree(REPORTS / "trials-epyc", group)
     path = group / "trial-3" / "result.json"
     data = json.loads(path.read_text())
     data["utilization"]["achieved_tflops"] *= 1.5
-    data["utilization"]["utilization"] *= 1.5
+    data["utilization"]["utilization"] *= 1.5  # schema 2's name of fraction_of_peak
+    if throughput:
+        data["samples_per_second"] *= 1.5
     path.write_text(json.dumps(data))
+    return group
+
+
+def test_achieved_flops_and_utilization_are_checked_and_flagged_as_shown(tmp_path: Path) -> None:
+    # They were reported with no spread check of their own: a ⚠ on throughput, none beside
+    # the achieved TFLOP/s derived from it.
+    group = _trial_3_faster(tmp_path, throughput=False)
     flags = spread_flags(load_group(group))
     assert flags["utilization.achieved_tflops"] == (
         "achieved FLOP/s: spread too large to trust: CoV 25.4 % >= 5 % over 3 trials "
@@ -82,14 +90,7 @@ def test_achieved_flops_and_utilization_are_checked_and_flagged_as_shown(tmp_pat
 def test_utilization_that_only_follows_throughput_is_flagged_in_its_words(
     tmp_path: Path,
 ) -> None:
-    group = tmp_path / "trials-epyc"
-    shutil.copytree(REPORTS / "trials-epyc", group)
-    path = group / "trial-3" / "result.json"
-    data = json.loads(path.read_text())
-    data["samples_per_second"] *= 1.5
-    data["utilization"]["achieved_tflops"] *= 1.5
-    data["utilization"]["utilization"] *= 1.5
-    path.write_text(json.dumps(data))
+    group = _trial_3_faster(tmp_path, throughput=True)
     flags = spread_flags(load_group(group))
     said = flags["samples_per_second"].removeprefix("throughput: ")
     assert flags["utilization.achieved_tflops"] == f"achieved FLOP/s: {said}"
