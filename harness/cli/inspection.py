@@ -19,6 +19,7 @@ from harness.config import load_scenario
 from harness.errors import ConfigError, ResultError
 from harness.hardware import get_target
 from harness.report.summary import render_summary
+from harness.text import printable
 
 UNWRAPPED_WIDTH = 10_000  # `compare` into a pipe: one line per item
 
@@ -141,8 +142,7 @@ def _write_report(out: Path, sides: list[Group | PublishedResult]) -> int:
     markdown = render_markdown(groups, images_dir=images, published=published)
     atomic_write_text(out / "report.md", markdown)
     atomic_write_text(out / "report.html", render_html(groups, published, out_dir=out))
-    print(out / "report.md")
-    print(out / "report.html")
+    _say(f"{out / 'report.md'}\n{out / 'report.html'}")
     return 0
 
 
@@ -160,13 +160,12 @@ def _compare(args: argparse.Namespace) -> int:
         comparison = compare(
             [side for path in args.dirs for side in _load_sides(path, args.trust, stack)]
         )
-    print(render_compare_text(comparison, width=_terminal_width()))
+    _say(render_compare_text(comparison, width=_terminal_width()))
     if args.out is not None:
         out = _make_out_dir(args.out)
         atomic_write_text(out / "compare.md", render_compare_markdown(comparison))
         atomic_write_text(out / "compare.html", render_compare_html(comparison))
-        print(args.out / "compare.md")
-        print(args.out / "compare.html")
+        _say(f"{args.out / 'compare.md'}\n{args.out / 'compare.html'}")
     return 0
 
 
@@ -232,7 +231,7 @@ def _fleet_dirs(path: Path) -> list[tuple[Path, str]] | None:
     for task in read_plan(path).tasks:
         latest = latest_attempt(task_dir(path, task.index))
         if latest is None:
-            print(f"fleet {path.name}: task {task.index:03d}: no attempt yet", file=sys.stderr)
+            _say(f"fleet {path.name}: task {task.index:03d}: no attempt yet", err=True)
             continue
         attempt, record = latest
         entries = record.get("entries")
@@ -260,7 +259,7 @@ def _bundle_dirs(
     opened = open_bundle(path, dest, trust)
     note = f"bundle {path.name}: verified, signer {'trusted' if opened.trusted else 'NOT checked'}"
     hint = "" if opened.trusted else " (pass --trust KEY.pub to check it)"
-    print(f"{note}: {opened.signer_fingerprint}{hint}", file=sys.stderr)
+    _say(f"{note}: {opened.signer_fingerprint}{hint}", err=True)
     return opened.run_dirs, note
 
 
@@ -300,14 +299,20 @@ def _show_one(run_dir: Path, name: str | None = None) -> None:
 
     if is_published(run_dir):  # an imported MLPerf result: its own rows, labelled
         record = load_published(run_dir)
-        rows = [f"  {field:<16}{value}" for field, value in describe(record)]
-        print("\n".join([record.label, *rows, f"  {'record':<16}{run_dir}"]))
+        rows = [(field, value) for field, value in describe(record)] + [("record", str(run_dir))]
+        lines = [f"  {field:<16}{printable(value, newlines=False)}" for field, value in rows]
+        _say("\n".join([printable(record.label, newlines=False), *lines]))
         return
     directory = run_dir.parent if run_dir.is_file() else run_dir
     if (directory / TRIALS_FILE).is_file() or (directory / SWEEP_FILE).is_file():
-        print(_render_group(load_group(directory), name or str(directory)))
+        _say(_render_group(load_group(directory), name or str(directory)))
         return
-    print(render_summary(load_result(run_dir), name or str(run_dir)))
+    _say(render_summary(load_result(run_dir), name or str(run_dir)))
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """Print what a record, a log or a foreign tree holds: its control characters shown."""
+    print(printable(text), file=sys.stderr if err else sys.stdout)
 
 
 def _render_group(group: Group, name: str) -> str:

@@ -9,6 +9,7 @@ from typing import TypeVar
 
 from harness.cli.bundle import add_trust_option
 from harness.errors import ERROR_CODES, ResultError
+from harness.text import printable
 
 P = TypeVar("P", bound=argparse.ArgumentParser)  # whichever parser class the CLI uses
 
@@ -44,7 +45,8 @@ def _site(args: argparse.Namespace) -> int:
     site = build_site(args.dirs, args.out, trust=args.trust)
     for skipped in site.skipped:
         lead = "error" if skipped.failed else "note"
-        print(f"{lead}: {skipped.path}: not in the site: {skipped.reason}", file=sys.stderr)
+        line = f"{lead}: {skipped.path}: not in the site: {skipped.reason}"
+        print(printable(line, newlines=False), file=sys.stderr)
     print(
         f"{len(site.entries)} results, {len(site.boards)} leaderboards: {site.index}",
         file=sys.stderr,

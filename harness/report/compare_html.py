@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from html import escape
 
 from harness.analysis.compare import Cell, Comparison, Row
+from harness.report import safe
 from harness.report.compare_render import (
     difference_sections,
     header_cells,
@@ -51,10 +51,10 @@ svg text { font: 12px system-ui, sans-serif; fill: #1a1a1a; }
 
 
 def render_compare_html(c: Comparison) -> str:
-    """The whole page: no script, no external URL, the bars as inline SVG."""
+    """The whole page: no script, no link, the bars as inline SVG; values escaped (safe.text)."""
     title = f"Comparison: {' vs '.join(c.labels)}"
     body = [
-        f"<h1>{escape(title)}</h1>",
+        f"<h1>{safe.text(title)}</h1>",
         _verdict(c),
         "<h2>Sides</h2>",
         _sides(c),
@@ -68,7 +68,7 @@ def render_compare_html(c: Comparison) -> str:
             '<html lang="en">',
             '<head><meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{escape(title)}</title>",
+            f"<title>{safe.text(title)}</title>",
             f"<style>{CSS}</style></head>",
             "<body>",
             *body,
@@ -79,21 +79,21 @@ def render_compare_html(c: Comparison) -> str:
 
 def _verdict(c: Comparison) -> str:
     head, reasons = verdict(c)
-    items = "".join(f"<li>{escape(item)}</li>" for item in reasons)
-    note = f'<p class="note">{escape(c.nothing_compared)}</p>' if c.nothing_compared else ""
+    items = "".join(f"<li>{safe.text(item)}</li>" for item in reasons)
+    note = f'<p class="note">{safe.text(c.nothing_compared)}</p>' if c.nothing_compared else ""
     kind = "good" if c.comparable else "bad"
     return (
-        f'<section class="verdict {kind}"><h2>Verdict: {escape(head)}</h2>'
+        f'<section class="verdict {kind}"><h2>Verdict: {safe.text(head)}</h2>'
         f"<ul>{items}</ul>{note}</section>"
     )
 
 
 def _sides(c: Comparison) -> str:
     names = letters(c)
-    header = "".join(f"<th>{escape(n)}</th>" for n in ("", *names))
+    header = "".join(f"<th>{safe.text(n)}</th>" for n in ("", *names))
     rows = [("label", c.labels), *c.info]
     body = "".join(
-        f"<tr><th>{escape(name)}</th>{''.join(f'<td>{escape(v)}</td>' for v in values)}</tr>"
+        f"<tr><th>{safe.text(name)}</th>{''.join(f'<td>{safe.text(v)}</td>' for v in values)}</tr>"
         for name, values in rows
     )
     return f'<table class="sides"><tr>{header}</tr>{body}</table>'
@@ -104,7 +104,7 @@ def _bars(c: Comparison) -> list[str]:
         return []
     out = ["<h2>Ratios against A, with their confidence intervals</h2>"]
     for title, rows in sections(c):
-        out.append(f"<h3>{escape(title)}</h3>")
+        out.append(f"<h3>{safe.text(title)}</h3>")
         out += [_figure(c, row) for row in rows]
     return out
 
@@ -113,7 +113,7 @@ def _figure(c: Comparison, row: Row) -> str:
     caption = (
         f"{row.metric.title}, {'higher' if row.metric.higher_is_better else 'lower'} is better"
     )
-    return f"<figure><figcaption>{escape(caption)}</figcaption>{_svg(c, row)}</figure>"
+    return f"<figure><figcaption>{safe.text(caption)}</figcaption>{_svg(c, row)}</figure>"
 
 
 def _svg(c: Comparison, row: Row) -> str:
@@ -123,7 +123,7 @@ def _svg(c: Comparison, row: Row) -> str:
     height = ROW_HEIGHT * (len(row.cells) - 1) + AXIS_HEIGHT
     parts = [
         f'<svg role="img" viewBox="0 0 {SVG_WIDTH} {height}" width="{SVG_WIDTH}" '
-        f'height="{height}"><title>{escape(row.metric.title)}: ratio to A</title>'
+        f'height="{height}"><title>{safe.text(row.metric.title)}: ratio to A</title>'
     ]
     for i, cell in enumerate(row.cells[1:], start=1):
         top = ROW_HEIGHT * (i - 1) + 4
@@ -147,10 +147,10 @@ def _x(ratio: float, span: float) -> float:
 
 def _bar(name: str, row: Row, cell: Cell, top: int, span: float) -> list[str]:
     mid = top + BAR_HEIGHT / 2
-    text = f"{ratio_text(cell)}  CI {interval_text(cell)}  {judgement(row.metric, cell)}"
+    label = f"{ratio_text(cell)}  CI {interval_text(cell)}  {judgement(row.metric, cell)}"
     if cell.ratio is None:
-        text = "n/a: no value on one side"
-    parts = [f'<text x="4" y="{mid + 4:.1f}">{escape(name)}</text>']
+        label = "n/a: no value on one side"
+    parts = [f'<text x="4" y="{mid + 4:.1f}">{safe.text(name)}</text>']
     if cell.ratio is not None and cell.ratio > 0:
         one, end = _x(1.0, span), _x(cell.ratio, span)
         colour = COLOURS[judgement(row.metric, cell)]
@@ -160,7 +160,7 @@ def _bar(name: str, row: Row, cell: Cell, top: int, span: float) -> list[str]:
         )
     if cell.interval is not None and cell.ratio is not None:
         parts += _whisker(cell.interval, mid, span)
-    parts.append(f'<text x="{PLOT_RIGHT + 10}" y="{mid + 4:.1f}">{escape(text)}</text>')
+    parts.append(f'<text x="{PLOT_RIGHT + 10}" y="{mid + 4:.1f}">{safe.text(label)}</text>')
     return parts
 
 
@@ -194,9 +194,12 @@ def _tables(c: Comparison) -> list[str]:
     everyone = list(range(1, len(c.labels)))
     for title, rows in sections(c):
         header = header_cells(c, everyone)
-        out += [f"<h2>{escape(title)}</h2>", _table(header, [row_cells(r, everyone) for r in rows])]
+        out += [
+            f"<h2>{safe.text(title)}</h2>",
+            _table(header, [row_cells(r, everyone) for r in rows]),
+        ]
     if c.rows:
-        out.append(f'<p class="note">{escape(legend(c))}</p>')
+        out.append(f'<p class="note">{safe.text(legend(c))}</p>')
     return out
 
 
@@ -206,7 +209,7 @@ def _table(header: list[str], body: list[list[str]]) -> str:
 
     def cell(tag: str, i: int, value: str) -> str:
         kind = "" if i in text else ' class="num"'
-        return f"<{tag}{kind}>{escape(value)}</{tag}>"
+        return f"<{tag}{kind}>{safe.text(value)}</{tag}>"
 
     head = "".join(cell("th", i, v) for i, v in enumerate(header))
     rows = "".join(
@@ -218,6 +221,6 @@ def _table(header: list[str], body: list[list[str]]) -> str:
 def _differences(c: Comparison) -> list[str]:
     out: list[str] = []
     for title, items in difference_sections(c):
-        listed = "".join(f"<li>{escape(item)}</li>" for item in items)
-        out.append(f"<h2>{escape(title.rstrip(':'))}</h2><ul>{listed}</ul>")
+        listed = "".join(f"<li>{safe.text(item)}</li>" for item in items)
+        out.append(f"<h2>{safe.text(title.rstrip(':'))}</h2><ul>{listed}</ul>")
     return out

@@ -6,6 +6,7 @@ import textwrap
 from collections.abc import Sequence
 
 from harness.analysis.compare import Cell, Comparison, Metric, Row
+from harness.report import safe
 
 NOT_COMPARABLE = "NOT COMPARABLE"
 COMPARABLE = "COMPARABLE"
@@ -253,4 +254,4 @@ def _md_table(table: list[list[str]], right: set[int] | tuple[int, ...]) -> list
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|")
+    return safe.markdown_text(text).replace("|", "\\|")

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import base64
-import re
 import struct
 from collections.abc import Sequence
-from html import escape
 from pathlib import Path
 
 from harness.analysis.groups import Group
-from harness.report.markdown import (
+from harness.report import safe
+from harness.report.blocks import (
     Block,
     Bullets,
     Details,
@@ -18,10 +17,9 @@ from harness.report.markdown import (
     Image,
     Para,
     Table,
-    build_report,
     numeric_columns,
-    page_title,
 )
+from harness.report.markdown import build_report, page_title
 from harness.results.published import PublishedResult
 
 CSS = """
@@ -44,8 +42,8 @@ details { margin: .6rem 0; }
 summary { cursor: pointer; font-weight: 600; }
 li { margin: .2rem 0; }
 """
-# Inline Markdown the report's text uses: `code` and [text](url).
-INLINE = re.compile(r"`([^`]+)`|\[([^\[\]]+)\]\(([^()\s]+)\)")
+# The figures' own data URIs: a constant prefix and base64, never a URL from a record.
+PNG_DATA_URI = "data:image/png;base64,"
 HIDPI = 2  # figures are rendered at twice the pixels they are shown at
 
 
@@ -58,45 +56,32 @@ def render_html(
     """The whole page; it needs no other file and loads nothing from the network.
 
     Links to each run's raw files are relative to out_dir, where the page is to be written;
-    without it they are absolute file:// URLs.
+    without it they are file:// URLs, which no page links (harness.report.safe): text only.
+    Every value is escaped and every link allowed by scheme in harness.report.safe.
     """
     blocks = build_report(groups, published, links_from=out_dir)
     body = "\n".join(_html(block) for block in blocks)
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{escape(page_title(groups, published))}</title>\n"
+        f"<title>{safe.text(page_title(groups, published))}</title>\n"
         f"<style>{CSS}</style>\n</head>\n<body>\n{body}\n</body>\n</html>\n"
     )
 
 
-def inline(text: str) -> str:
-    """Plain text as HTML, with `code` spans and [text](url) links rendered."""
-    out, position = [], 0
-    for match in INLINE.finditer(text):
-        out.append(escape(text[position : match.start()]))
-        code, label, url = match.groups()
-        if code is not None:
-            out.append(f"<code>{escape(code)}</code>")
-        else:
-            out.append(f'<a href="{escape(url)}">{escape(label)}</a>')
-        position = match.end()
-    return "".join(out) + escape(text[position:])
-
-
 def _html(block: Block) -> str:
     if isinstance(block, Heading):
-        anchor = f' id="{escape(block.anchor)}"' if block.anchor else ""
-        return f"<h{block.level}{anchor}>{inline(block.text)}</h{block.level}>"
+        anchor = f' id="{safe.attribute(block.anchor)}"' if block.anchor else ""
+        return f"<h{block.level}{anchor}>{safe.inline_html(block.text)}</h{block.level}>"
     if isinstance(block, Para):
-        return f"<p>{inline(block.text)}</p>"
+        return f"<p>{safe.inline_html(block.text)}</p>"
     if isinstance(block, Bullets):
-        items = "".join(f"<li>{inline(item)}</li>" for item in block.items)
+        items = "".join(f"<li>{safe.inline_html(item)}</li>" for item in block.items)
         return f"<ul>{items}</ul>"
     if isinstance(block, Image):
         return _figure(block)
     if isinstance(block, Details):
-        summary = inline(block.summary)
+        summary = safe.inline_html(block.summary)
         return f"<details><summary>{summary}</summary>{_table(block.table)}</details>"
     return _table(block)
 
@@ -106,8 +91,8 @@ def _figure(image: Image) -> str:
     width, height = (size // HIDPI for size in _png_size(image.png))
     return (
         f'<figure><img width="{width}" height="{height}" '
-        f'src="data:image/png;base64,{data}" alt="{escape(image.alt)}">'
-        f"<figcaption>{inline(image.caption)}</figcaption></figure>"
+        f'src="{PNG_DATA_URI}{data}" alt="{safe.attribute(image.alt)}">'
+        f"<figcaption>{safe.inline_html(image.caption)}</figcaption></figure>"
     )
 
 
@@ -129,6 +114,6 @@ def _row(tag: str, cells: Sequence[str], numeric: Sequence[bool]) -> str:
     return "<tr>" + "".join(_cell(tag, c, r) for c, r in zip(cells, numeric, strict=True)) + "</tr>"
 
 
-def _cell(tag: str, text: str, right: bool) -> str:
+def _cell(tag: str, value: str, right: bool) -> str:
     kind = ' class="num"' if right else ""
-    return f"<{tag}{kind}>{inline(text)}</{tag}>"
+    return f"<{tag}{kind}>{safe.inline_html(value)}</{tag}>"

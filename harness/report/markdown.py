@@ -1,8 +1,7 @@
-"""The report on groups of runs: its sections as plain blocks, and their Markdown rendering."""
+"""The report on groups of runs: its sections as blocks (harness.report.blocks), and report.md."""
 
 from __future__ import annotations
 
-import html
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,6 +23,15 @@ from harness.analysis.stats import percent, trial_stats
 from harness.files import atomic_write_bytes
 from harness.fingerprint import Fingerprint
 from harness.report import latency_plots, plots
+from harness.report.blocks import (
+    Block,
+    Bullets,
+    Heading,
+    Image,
+    Para,
+    Table,
+    block_markdown,
+)
 from harness.report.summary import (
     SUMMARY_HEADER,
     SUMMARY_NOTE,
@@ -61,8 +69,6 @@ THROUGHPUT_CAPTION = (
     "the saturation batch, the smallest reaching 95 % of the best median."
 )
 RAW_FILES = ("mlperf_log_summary.txt", "result.json", "mlperf_log_detail.txt", TELEMETRY_FILE)
-# A number as the tables print it: 1,234.5, 8.2 %, 75.00 (guess), with a note in brackets.
-NUMBER = re.compile(r"^[-+]?\d[\d,]*(\.\d+)?( ?%)?( \(.*\))?( ⚠)?$")
 FLAG = "⚠"  # marks a number whose spread over the runs is too large to trust
 PERCENTILE_CAPTION = (
     "Every query's latency against its percentile, from query_latencies.npz; the x axis is "
@@ -73,58 +79,6 @@ OVER_TIME = (
     "query_latencies.npz: warm-up and throttling show as slopes and dips."
 )
 PERCENTILE_KEYS = ("min", "p50", "p90", "p95", "p97", "p99", "p999", "max", "mean")
-
-
-@dataclass(frozen=True)
-class Heading:
-    """A section title; level 1 is the page title."""
-
-    level: int
-    text: str
-    anchor: str = ""  # the id links point to; none when empty
-
-
-@dataclass(frozen=True)
-class Para:
-    """A paragraph of plain text."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Table:
-    """A table of plain-text cells."""
-
-    header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True)
-class Bullets:
-    """A list of plain-text items."""
-
-    items: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Image:
-    """A PNG figure with its file name, alternative text and caption."""
-
-    name: str
-    png: bytes
-    alt: str
-    caption: str
-
-
-@dataclass(frozen=True)
-class Details:
-    """A collapsed block: a summary line that opens a table."""
-
-    summary: str
-    table: Table
-
-
-Block = Heading | Para | Table | Bullets | Image | Details
 
 
 def render_markdown(
@@ -140,7 +94,7 @@ def render_markdown(
     for block in blocks:
         if isinstance(block, Image):
             atomic_write_bytes(images_dir / block.name, block.png)
-    return "\n\n".join(_markdown(b, images_dir.name) for b in blocks) + "\n"
+    return "\n\n".join(block_markdown(b, images_dir.name) for b in blocks) + "\n"
 
 
 def build_report(
@@ -669,43 +623,6 @@ def _ms(value: float | None) -> str:
 
 def _f(value: Any, spec: str) -> str:
     return format(value, spec) if isinstance(value, (int, float)) else "n/a"
-
-
-def _markdown(block: Block, images: str) -> str:
-    if isinstance(block, Heading):
-        anchor = f'<a id="{block.anchor}"></a>\n\n' if block.anchor else ""
-        return f"{anchor}{'#' * block.level} {block.text}"
-    if isinstance(block, Para):
-        return block.text
-    if isinstance(block, Bullets):
-        return "\n".join(f"- {item}" for item in block.items)
-    if isinstance(block, Image):
-        return f"![{block.alt}]({quote(images)}/{block.name})\n\n*{block.caption}*"
-    if isinstance(block, Details):
-        summary = html.escape(block.summary)
-        return f"<details>\n<summary>{summary}</summary>\n\n{_table(block.table)}\n\n</details>"
-    return _table(block)
-
-
-def _table(table: Table) -> str:
-    rule = tuple("---:" if right else "---" for right in numeric_columns(table))
-    lines = [table.header, rule, *table.rows]
-    return "\n".join("| " + " | ".join(_cell(c) for c in line) + " |" for line in lines)
-
-
-def numeric_columns(table: Table) -> tuple[bool, ...]:
-    """Per column, whether it holds numbers (n/a aside): those are right-aligned."""
-    columns = zip(*table.rows, strict=True) if table.rows else ((),) * len(table.header)
-    return tuple(_numeric(cells) for cells in columns)
-
-
-def _numeric(cells: Sequence[str]) -> bool:
-    known = [c for c in cells if c and not c.startswith("n/a")]
-    return bool(known) and all(NUMBER.match(c) for c in known)
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _published(records: Sequence[PublishedResult]) -> list[Block]:

@@ -11,7 +11,6 @@ import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import harness
 from harness.analysis.compare import Comparison, compare
 from harness.errors import HarnessError, ResultError
 from harness.files import atomic_write_text
+from harness.report import safe
 from harness.report.compare_render import render_compare_markdown, render_compare_text
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
@@ -210,7 +210,7 @@ def _write_compare(board: Board, directory: Path, created: str) -> None:
 
 def _compare_body(comparison: Comparison) -> str:
     """The comparison as HTML: its terminal table, verbatim, in a box that scrolls sideways."""
-    return f'<div class="scroll"><pre>{escape(render_compare_text(comparison))}</pre></div>'
+    return f'<div class="scroll"><pre>{safe.text(render_compare_text(comparison))}</pre></div>'
 
 
 def _site_json(

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
 from urllib.parse import quote
 
 from harness.analysis.groups import Group
+from harness.report import safe
 from harness.site.assets import CSS_FILE, JS_FILE
 from harness.site.boards import Board, BoardRow
 from harness.site.discover import Skipped
@@ -26,6 +26,8 @@ RAW_FILES = (
     "INCOMPLETE",
 )
 GROUP_FILES = ("trials.json", "sweep.json")
+# The site's own empty favicon (no request for /favicon.ico): a constant, no URL from a record.
+FAVICON = '<link rel="icon" href="data:,">'
 KIND_NAMES = {
     "run": "run",
     "trials": "trials group",
@@ -55,25 +57,23 @@ def compare_href(board: Board) -> str:
     return f"compare/{quote(board.slug)}/index.html"
 
 
-def link(href: str, text: str) -> str:
-    """An escaped <a> element."""
-    return f'<a href="{escape(href)}">{escape(text)}</a>'
-
-
 def shell(page: Page, body: str) -> str:
-    """A whole page: the site's header and stylesheet, the body, then the sorting script."""
+    """A whole page: the site's header and stylesheet, the body, then the sorting script.
+
+    Every value on every page is written with harness.report.safe (text, attribute, link).
+    """
     root = page.root
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{escape(page.title)}</title>\n"
-        '<link rel="icon" href="data:,">\n'
+        f"<title>{safe.text(page.title)}</title>\n"
+        f"{FAVICON}\n"
         f'<link rel="stylesheet" href="{root}{CSS_FILE}">\n</head>\n<body>\n'
         '<header class="site">'
         f'<a class="brand" href="{root}index.html">beyond-tops results</a>'
         f'<a href="{root}index.html#leaderboards">Leaderboards</a>'
         f'<a href="{root}index.html#results">All results</a>'
-        f'<span class="muted">generated {escape(page.created)}</span></header>\n'
+        f'<span class="muted">generated {safe.text(page.created)}</span></header>\n'
         f"<main>\n{body}\n</main>\n"
         f'<script src="{root}{JS_FILE}"></script>\n</body>\n</html>\n'
     )
@@ -88,7 +88,7 @@ def index_page(
     created: str,
 ) -> str:
     """The index: contents, a leaderboard per model x scenario, every result, what was left out."""
-    sources = ", ".join(f"<code>{escape(str(r))}</code>" for r in roots)
+    sources = ", ".join(f"<code>{safe.text(str(r))}</code>" for r in roots)
     parts = [
         f"<h1>beyond-tops results: {len(entries)} results, {len(boards)} leaderboards</h1>",
         f'<p class="muted">Made by <code>harness site</code> from {sources}. Static files '
@@ -103,7 +103,8 @@ def index_page(
     ]
     if skipped:
         items = "".join(
-            f"<li><code>{escape(str(s.path))}</code>: {escape(s.reason)}</li>" for s in skipped
+            f"<li><code>{safe.text(str(s.path))}</code>: {safe.text(s.reason)}</li>"
+            for s in skipped
         )
         parts += ['<h2 id="not-included">Not included</h2>', f'<ul class="notes">{items}</ul>']
     return shell(Page(title="beyond-tops results", root="", created=created), "\n".join(parts))
@@ -111,8 +112,7 @@ def index_page(
 
 def _contents(boards: Sequence[Board], skipped: Sequence[Skipped]) -> str:
     items = "".join(
-        f'<li><a href="#board-{escape(b.slug)}">{escape(b.title)}</a> ({len(b.rows)})</li>'
-        for b in boards
+        f"<li>{safe.link(f'#board-{b.slug}', b.title)} ({len(b.rows)})</li>" for b in boards
     )
     tail = '<li><a href="#not-included">Not included</a></li>' if skipped else ""
     return (
@@ -138,18 +138,19 @@ def _board(board: Board) -> str:
         ("warnings", True),
         ("when", False),
     )
-    head = "".join(f'<th{_num(n)} scope="col">{escape(name)}</th>' for name, n in header)
+    head = "".join(f'<th{_num(n)} scope="col">{safe.text(name)}</th>' for name, n in header)
     rows = "".join(_board_row(rank, row) for rank, row in enumerate(board.rows, start=1))
     compare = (
-        f" {link(compare_href(board), f'Compare these {len(board.rows)}')}."
+        f" {safe.link(compare_href(board), f'Compare these {len(board.rows)}')}."
         if len(board.rows) > 1
         else ""
     )
+    slug = safe.attribute(board.slug)
     return (
-        f'<section id="board-{escape(board.slug)}"><h3>{escape(board.title)}</h3>'
-        f"<p>MLPerf's metric for {escape(board.scenario)}: {escape(first.label)}, "
+        f'<section id="board-{slug}"><h3>{safe.text(board.title)}</h3>'
+        f"<p>MLPerf's metric for {safe.text(board.scenario)}: {safe.text(first.label)}, "
         f"{better} is better.{compare}</p>"
-        f'<div class="scroll"><table class="sortable leaderboard" id="lb-{escape(board.slug)}">'
+        f'<div class="scroll"><table class="sortable leaderboard" id="lb-{slug}">'
         f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div></section>"
     )
 
@@ -159,28 +160,28 @@ def _board_row(rank: int, row: BoardRow) -> str:
     value = "" if h.value is None else f"{h.value:.6g}"
     shown = h.text().removesuffix(f" {h.unit}")
     cov = "" if h.cov is None else f"{h.cov:.6g}"
-    validity = escape(row.validity)
+    validity = safe.text(row.validity)
     if "INVALID" in row.validity or row.validity.startswith("0 of"):
         validity = f'<span class="bad">{validity}</span>'
     cells = (
         _td(str(rank), value=str(rank)),
-        f"<td>{link(f'entries/{quote(row.entry)}/{REPORT_PAGE}', row.label)}</td>",
-        f"<td>{escape(KIND_NAMES[row.kind])}</td>",
-        f"<td>{escape(row.device)}</td>",
-        f"<td>{escape(row.precision)}</td>",
+        f"<td>{safe.link(f'entries/{quote(row.entry)}/{REPORT_PAGE}', row.label)}</td>",
+        f"<td>{safe.text(KIND_NAMES[row.kind])}</td>",
+        f"<td>{safe.text(row.device)}</td>",
+        f"<td>{safe.text(row.precision)}</td>",
         _td(shown, value=value, title=h.label),
         _td("n/a" if h.cov is None else f"{h.cov * 100:.1f} %", value=cov),
         f"<td>{validity}</td>",
         _td(str(row.runs), value=str(row.runs)),
         _td(str(row.warnings), value=str(row.warnings)),
-        f"<td>{escape(row.when)}</td>",
+        f"<td>{safe.text(row.when)}</td>",
     )
     return "<tr>" + "".join(cells) + "</tr>"
 
 
-def _td(text: str, *, value: str, title: str | None = None) -> str:
-    tip = f' title="{escape(title)}"' if title else ""
-    return f'<td class="num" data-value="{escape(value)}"{tip}>{escape(text)}</td>'
+def _td(shown: str, *, value: str, title: str | None = None) -> str:
+    tip = f' title="{safe.attribute(title)}"' if title else ""
+    return f'<td class="num" data-value="{safe.attribute(value)}"{tip}>{safe.text(shown)}</td>'
 
 
 def _num(numeric: bool) -> str:
@@ -195,11 +196,11 @@ def _results_table(entries: Sequence[Entry]) -> str:
     head += '<th scope="col">report</th><th scope="col">found at</th>'
     rows = "".join(
         "<tr>"
-        f"<td>{link(entry_href(e.slug), e.title)}</td>"
-        f"<td>{escape(KIND_NAMES[e.kind])}</td>"
+        f"<td>{safe.link(entry_href(e.slug), e.title)}</td>"
+        f"<td>{safe.text(KIND_NAMES[e.kind])}</td>"
         + _td(str(len(e.groups) + len(e.published)), value=str(len(e.groups) + len(e.published)))
-        + f"<td>{link(f'entries/{quote(e.slug)}/{REPORT_PAGE}', 'report')}</td>"
-        f"<td><code>{escape(str(e.source))}</code></td></tr>"
+        + f"<td>{safe.link(f'entries/{quote(e.slug)}/{REPORT_PAGE}', 'report')}</td>"
+        f"<td><code>{safe.text(str(e.source))}</code></td></tr>"
         for e in entries
     )
     return (
@@ -210,15 +211,16 @@ def _results_table(entries: Sequence[Entry]) -> str:
 
 def entry_page(entry: Entry, entry_dir: Path, boards: Sequence[Board], created: str) -> str:
     """An entry's page: what it is, where it came from, its report and its raw files."""
-    notes = "".join(f"<li>{escape(n)}</li>" for n in entry.notes)
+    notes = "".join(f"<li>{safe.text(n)}</li>" for n in entry.notes)
     mine = [b for b in boards if any(r.entry == entry.slug for r in b.rows)]
-    on_boards = ", ".join(link(f"../../index.html#board-{b.slug}", b.title) for b in mine)
+    on_boards = ", ".join(safe.link(f"../../index.html#board-{b.slug}", b.title) for b in mine)
     parts = [
-        f"<h1>{escape(entry.title)}</h1>",
-        f'<p class="muted">{escape(KIND_NAMES[entry.kind])}, found at '
-        f"<code>{escape(str(entry.source))}</code>; copied into this site.</p>",
+        f"<h1>{safe.text(entry.title)}</h1>",
+        f'<p class="muted">{safe.text(KIND_NAMES[entry.kind])}, found at '
+        f"<code>{safe.text(str(entry.source))}</code>; copied into this site.</p>",
         f'<ul class="notes">{notes}</ul>' if notes else "",
-        f"<p>{link(REPORT_PAGE, 'Report')} · {link(f'{REPORT_DIR}/report.md', 'Markdown')}"
+        f"<p>{safe.link(REPORT_PAGE, 'Report')} · "
+        f"{safe.link(f'{REPORT_DIR}/report.md', 'Markdown')}"
         + (f" · on the leaderboards {on_boards}" if on_boards else "")
         + "</p>",
         '<h2 id="raw">Raw files</h2>',
@@ -236,10 +238,10 @@ def _raw_table(entry: Entry, entry_dir: Path) -> str:
     for record in entry.published:
         directory = _published_dir(entry)
         files = sorted(p.name for p in directory.iterdir() if p.is_file()) if directory else []
-        links = [link(_rel(directory / f, entry_dir), f) for f in files] if directory else []
+        links = [safe.link(_rel(directory / f, entry_dir), f) for f in files] if directory else []
         rows.append((record.label, links))
     body = "".join(
-        f"<tr><td>{escape(label)}</td><td>{' · '.join(links) or 'none'}</td></tr>"
+        f"<tr><td>{safe.text(label)}</td><td>{' · '.join(links) or 'none'}</td></tr>"
         for label, links in rows
     )
     return (
@@ -251,7 +253,9 @@ def _raw_table(entry: Entry, entry_dir: Path) -> str:
 def _group_raw_rows(group: Group, entry_dir: Path) -> list[tuple[str, list[str]]]:
     rows = []
     own = [
-        link(_rel(group.path / f, entry_dir), f) for f in GROUP_FILES if (group.path / f).is_file()
+        safe.link(_rel(group.path / f, entry_dir), f)
+        for f in GROUP_FILES
+        if (group.path / f).is_file()
     ]
     if own:
         rows.append((f"{group.label} (group)", own))
@@ -259,7 +263,7 @@ def _group_raw_rows(group: Group, entry_dir: Path) -> list[tuple[str, list[str]]
         for label, run_dir, _ in group.labelled(runs):
             name = label if label == group.label else f"{group.label} / {label}"
             files = [f for f in RAW_FILES if (run_dir / f).is_file()]
-            rows.append((name, [link(_rel(run_dir / f, entry_dir), f) for f in files]))
+            rows.append((name, [safe.link(_rel(run_dir / f, entry_dir), f) for f in files]))
     return rows
 
 
@@ -274,11 +278,13 @@ def _rel(path: Path, start: Path) -> str:
 
 def compare_page(board: Board, body: str, created: str) -> str:
     """A board's comparison: the rendered comparison, then links back to each entry."""
-    links = "".join(f"<li>{link(f'../../{entry_href(r.entry)}', r.label)}</li>" for r in board.rows)
+    links = "".join(
+        f"<li>{safe.link(f'../../{entry_href(r.entry)}', r.label)}</li>" for r in board.rows
+    )
     parts = [
-        f"<h1>Comparison: {escape(board.title)}</h1>",
+        f"<h1>Comparison: {safe.text(board.title)}</h1>",
         '<p class="muted">Every configuration of this leaderboard, side by side, the first as '
-        f"the reference. {link('compare.md', 'Markdown')}.</p>",
+        f"the reference. {safe.link('compare.md', 'Markdown')}.</p>",
         body,
         f'<h2>Entries</h2><ul class="notes">{links}</ul>',
     ]

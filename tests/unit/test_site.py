@@ -14,9 +14,13 @@ import pytest
 
 from harness.errors import ResultError
 from harness.published.importer import import_mlperf
+from harness.report import safe
+from harness.site.assets import JS, JS_FILE
 from harness.site.build import Site, build_site
 from harness.site.discover import discover
+from harness.site.pages import FAVICON
 from tests.conftest import REPO
+from tests.html_audit import audit, foreign_scripts, sha256
 from tests.unit.test_published_import import FIXTURES, fixed_now
 
 REPORTS = REPO / "tests" / "fixtures" / "reports"
@@ -151,6 +155,20 @@ def test_the_site_is_relocatable_and_loads_nothing_from_the_network(
             assert not parts.scheme and not target.startswith("/"), (page, target)
             resolved = (page.parent / unquote(parts.path)).resolve()
             assert resolved.exists() and resolved.is_relative_to(moved), (page, target)
+
+
+def test_no_page_holds_a_live_construct_and_its_only_script_is_its_own(built: Site) -> None:
+    out = built.index.parent
+    pages = sorted(out.rglob("*.html"))
+    assert len(pages) >= 13
+    for page in pages:
+        found = audit(page.read_text(encoding="utf-8"))
+        assert found.live == [], (page, found.live)
+        assert foreign_scripts(found, page, {JS_FILE: sha256(JS)}) == [], page
+    # the favicon is the site's own constant: the URL path would refuse it, as any data: URL
+    assert safe.url("data:,") is None
+    shells = [p for p in pages if "/report/" not in str(p)]
+    assert all(p.read_text(encoding="utf-8").count(FAVICON) == 1 for p in shells)
 
 
 def test_an_out_directory_it_did_not_make_is_refused_untouched(
