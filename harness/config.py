@@ -15,6 +15,7 @@ from typing import Any, Literal, Union
 import yaml
 
 from harness.errors import ConfigError
+from harness.text import UNSAFE_OR_NEWLINE, printable
 
 SCHEMA_VERSION = 1  # of scenario files; harness.results.versions lists every format's
 ScenarioName = Literal["SingleStream", "MultiStream", "Server", "Offline"]
@@ -472,6 +473,11 @@ def _scalar(tp: Any, value: Any, where: str, key: str) -> Any:
         raise TypeError(f"config type {tp!r} is not supported by the loader")
     if not ok[tp]:
         raise ConfigError(f"{where}: {key}: expected {tp.__name__}, got {_kind(value)} {value!r}")
+    if tp is str and (bad := UNSAFE_OR_NEWLINE.search(value)):
+        raise ConfigError(
+            f"{where}: {key}: holds the control character {printable(bad.group(), newlines=False)}; "
+            "write it without control, bidi or newline characters"
+        )
     return _finite(float(value), where, key) if tp is float else value
 
 

@@ -588,3 +588,28 @@ def test_names_are_checked_against_the_tuples() -> None:
         match=r"^--precision: 'fp8' is not allowed \(allowed: fp32, fp16, bf16, int8\)$",
     ):
         as_precision("fp8", "--precision")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown"),
+    [
+        ("name", "evil\x1b]0;pwned\x07", r"\x1b"),  # a terminal's window title
+        ("name", "clear\x1b[2J", r"\x1b"),
+        ("name", "bell\x07", r"\x07"),
+        ("name", "tiny\u202eevil", r"\u202e"),  # right-to-left override (Trojan Source)
+        ("name", "two\nlines", r"\x0a"),  # a newline ends a line of a generated script
+        ("name", "nul\x00", r"\x00"),
+        ("model.loadgen_name", "csi\x9b", r"\x9b"),
+    ],
+)
+def test_strings_with_control_or_bidi_characters_are_refused(
+    tmp_path: Path, key: str, value: str, shown: str
+) -> None:
+    data = _base()
+    if key == "name":
+        data["name"] = value
+    else:
+        data["model"]["loadgen_name"] = value
+    message = _scenario_error(_write(tmp_path, data))
+    assert f"{key}: holds the control character {shown}" in message
+    assert not any(ch in message for ch in "\x1b\x07\u202e\x00\x9b")  # shown, never obeyed
