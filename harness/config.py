@@ -474,8 +474,9 @@ def _scalar(tp: Any, value: Any, where: str, key: str) -> Any:
     if not ok[tp]:
         raise ConfigError(f"{where}: {key}: expected {tp.__name__}, got {_kind(value)} {value!r}")
     if tp is str and (bad := UNSAFE_OR_NEWLINE.search(value)):
+        shown = printable(bad.group(), newlines=False)
         raise ConfigError(
-            f"{where}: {key}: holds the control character {printable(bad.group(), newlines=False)}; "
+            f"{where}: {key}: holds the control character {shown}; "
             "write it without control, bidi or newline characters"
         )
     return _finite(float(value), where, key) if tp is float else value

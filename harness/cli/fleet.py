@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from harness.config import PRECISIONS, PROFILES
-from harness.errors import ConfigError, HarnessError, SchedulerError
+from harness.errors import ConfigError, HarnessError
 
 P = TypeVar("P", bound=argparse.ArgumentParser)
 
 if TYPE_CHECKING:
-    from harness.fleet.plan import Entry, FleetPlan
+    from harness.fleet.plan import FleetPlan
     from harness.fleet.state import Query, TaskStatus
 
 FLEET_INCOMPLETE = 32  # collect/status --wait: a task did not complete (see harness --help)
@@ -162,118 +162,11 @@ def _wait_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interval", type=float, default=POLL_S, help="seconds between polls")
 
 
-def _entries(args: argparse.Namespace) -> tuple[str, str, list[Entry]]:
-    """The suite's scenarios resolved as `harness bench` resolves them: name, profile, entries."""
-    from harness.campaign import trials_count
-    from harness.cli.measure import _find_suite, _job
-    from harness.fleet.plan import Entry
-
-    if args.trials is not None and args.trials < 1:
-        raise ConfigError(f"--trials: must be >= 1, got {args.trials}")
-    suite, base = _find_suite(args.suite)
-    profile = args.profile or suite.profile
-    resolve = argparse.Namespace(
-        hw=args.hw,
-        strict=False,
-        out=args.out,
-        runner="local",
-        image=None,
-        cache=None,
-        launcher=None,
-        providers=args.providers,
-        batch_size=None,
-    )
-    precisions = [p.strip() for p in (args.precision or "").split(",") if p.strip()] or [None]
-    entries = []
-    for name in suite.scenarios:
-        for precision in precisions:
-            job = _job(base / name, resolve, profile, precision=precision)
-            entries.append(
-                Entry(
-                    scenario=job.scenario,
-                    scenario_path=str(base / name),
-                    trials=trials_count(job, args.trials),
-                )
-            )
-    return suite.name, profile, entries
-
-
-def _plan(
-    args: argparse.Namespace, kind: str, nodes: list[str], replicas: int
-) -> tuple[Path, FleetPlan]:
-    from harness.config import as_profile
-    from harness.fleet.plan import FleetPlan, create_fleet_dir, plan_tasks, stage_models
-
-    if replicas < 1:
-        raise ConfigError(f"--nodes: must be >= 1, got {replicas}")
-    suite, profile, entries = _entries(args)
-    plan_tasks(entries, shard_by=args.shard, nodes=nodes, replicas=replicas)  # checks first
-    fleet = create_fleet_dir(args.out, suite)
-    staged = stage_models(fleet, entries)
-    tasks = plan_tasks(staged, shard_by=args.shard, nodes=nodes, replicas=replicas)
-    plan = FleetPlan(
-        kind="slurm" if kind == "slurm" else "k8s",
-        suite=suite,
-        hw=args.hw,
-        profile=as_profile(profile),
-        runner=getattr(args, "runner", "local"),
-        image=args.image,
-        shard_by=args.shard,
-        tasks=tasks,
-    )
-    return fleet, plan
-
-
 def _slurm(args: argparse.Namespace) -> int:
-    import dataclasses
+    from harness.cli.fleet_plan import plan_slurm
 
-    from harness.fleet import slurm
-    from harness.fleet.plan import write_plan
-
-    nodes = [n.strip() for n in (args.nodelist or "").split(",") if n.strip()]
-    if args.nodelist is not None and not nodes:
-        raise ConfigError(f"--nodelist: {args.nodelist!r} names no node; give a,b,c")
-    gpus = args.gpus_per_node
-    if gpus is None and args.hw != "cpu":
-        gpus = 1
-    options = slurm.SlurmOptions(
-        partition=args.partition,
-        time_min=args.time,
-        account=args.account,
-        gpus_per_node=gpus,
-        extra=tuple(args.sbatch),
-    )
-    fleet, plan = _plan(args, "slurm", nodes, 1 if nodes else args.nodes)
-    harness_cmd = args.harness.split() if args.harness else [sys.executable, "-m", "harness.cli"]
-    script = slurm.render_script(fleet, plan, options, harness_cmd)
-    submissions = slurm.plan_submissions(plan)
-    scheduler = {"partition": args.partition, "time_min": args.time, "submissions": []}
-    plan = dataclasses.replace(plan, scheduler=scheduler)
-    write_plan(fleet, plan)
-    slurm.write_scripts(fleet, script, submissions)
-    if args.dry_run:
-        print(script, end="")
-        print(f"# not submitted; to submit: sh {fleet / slurm.SUBMIT_FILE}", file=sys.stderr)
-        print(fleet)
-        return 0
-    from harness.fleet.plan import save_plan
-
-    for number, submission in enumerate(submissions):
-        try:
-            (done,) = slurm.submit(fleet, [submission])
-        except SchedulerError as exc:
-            left = "" if number == 0 else f" ({number} of {len(submissions)} arrays submitted)"
-            raise SchedulerError(
-                f"{exc}{left}; the fleet is planned: its sbatch lines are in "
-                f"{fleet / slurm.SUBMIT_FILE}"
-            ) from None
-        scheduler["submissions"].append(
-            {"job_id": done.job_id, "indices": list(done.indices), "node": done.node}
-        )
-        save_plan(fleet, dataclasses.replace(plan, scheduler=scheduler))  # each, as it is made
-        where = f" on {done.node}" if done.node else ""
-        print(f"submitted job {done.job_id}: tasks {slurm.array_spec(done.indices)}{where}")
-    if args.wait:
+    fleet = plan_slurm(args)
+    if args.wait and not args.dry_run:
         _follow(fleet, args.interval)
         code = _write_collection(fleet)
         print(fleet)
@@ -283,71 +176,10 @@ def _slurm(args: argparse.Namespace) -> int:
 
 
 def _k8s(args: argparse.Namespace) -> int:
-    from harness.fleet import k8s
-    from harness.fleet.plan import write_plan
+    from harness.cli.fleet_plan import plan_k8s
 
-    volume = k8s.ResultsVolume(
-        claim=args.claim, host_path=args.host_path, mount_path=args.mount_path
-    )
-    args.runner = "local"  # in a pod, workers run in the pod's own image
-    fleet, plan = _plan(args, "k8s", [], args.nodes)
-    relative = fleet.relative_to(args.out).as_posix()
-    name = k8s.dns_label_like(f"bt-{fleet.name}")
-    spec = k8s.K8sJobSpec(
-        name=name,
-        namespace=args.namespace,
-        image=args.image,
-        hw=args.hw,
-        completions=len(plan.tasks),
-        parallelism=args.parallelism or len(plan.tasks),
-        fleet_dir=f"{args.mount_path.rstrip('/')}/{relative}",
-        volume=volume,
-        gpus=args.gpus,
-        cpu=args.cpu,
-        memory=args.memory,
-        backoff_limit=args.backoff_limit,
-        node_selector=_selector(args.node_selector),
-    )
-    job = k8s.build_job(spec)
-    text = k8s.manifest_yaml(job)
-    k8s.validate_manifest(text, where=str(fleet / "job.yaml"))
-    import dataclasses
-
-    scheduler = {"namespace": args.namespace, "job": name, "applied": False}
-    plan = dataclasses.replace(plan, scheduler=scheduler)
-    write_plan(fleet, plan)
-    from harness.files import atomic_write_text
-
-    manifest = fleet / "job.yaml"
-    atomic_write_text(manifest, text)
-    if args.dry_run or not args.apply:
-        print(text, end="")
-        print(f"# not applied; to apply: kubectl apply -f {fleet / 'job.yaml'}", file=sys.stderr)
-        print(fleet)
-        return 0
-    try:
-        created = k8s.apply_job(job, namespace=args.namespace, kubeconfig=args.kubeconfig)
-    except SchedulerError as exc:
-        raise SchedulerError(f"{exc}; the fleet is planned: kubectl apply -f {manifest}") from None
-    from harness.fleet.plan import save_plan
-
-    save_plan(fleet, dataclasses.replace(plan, scheduler={**scheduler, "applied": True}))
-    print(f"created Job {created} in namespace {args.namespace}")
-    print(fleet)
+    print(plan_k8s(args))
     return 0
-
-
-def _selector(pairs: list[str]) -> dict[str, str] | None:
-    """--node-selector KEY=VALUE pairs; None (the target's default) when none was given."""
-    if not pairs:
-        return None
-    selector = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--node-selector: {pair!r} is not KEY=VALUE")
-        selector[key] = value
-    return selector
 
 
 def _task(args: argparse.Namespace) -> int:
@@ -443,8 +275,7 @@ def _collect(args: argparse.Namespace) -> int:
 def _write_collection(fleet: Path) -> int:
     from harness.fleet.collect import merge, render_markdown, write_merged
 
-    plan, statuses = _statuses(fleet)
-    merged = merge(fleet, plan, statuses)
+    merged = merge(fleet, *_statuses(fleet))
     markdown, data = write_merged(merged)
     print(render_markdown(merged), end="")
     if merged.groups:
@@ -457,7 +288,7 @@ def _write_collection(fleet: Path) -> int:
         _write_report(out, list(merged.groups))
     print(markdown)
     print(data)
-    return 0 if all(s.good for s in statuses) else FLEET_INCOMPLETE
+    return 0 if all(s.good for s in merged.statuses) else FLEET_INCOMPLETE
 
 
 def _cancel(args: argparse.Namespace) -> int:

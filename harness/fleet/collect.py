@@ -26,14 +26,18 @@ from harness.analysis.fleet import (
     too_few_peers,
 )
 from harness.analysis.groups import Group, load_group
-from harness.errors import HarnessError
+from harness.errors import HarnessError, ResultError
 from harness.files import atomic_write_text
-from harness.fleet.plan import FleetPlan, TaskSpec
+from harness.fleet.plan import TASK_RESULT_FILE, FleetPlan, TaskSpec
+from harness.fleet.records import EntryRecord
 from harness.fleet.state import TaskStatus
+from harness.fleet.tree import check_tree
+from harness.foreign import inside
 from harness.results.metrics import LATENCY_P90, LATENCY_P99, SAMPLES_PER_SECOND
 from harness.results.records import RunResult
 
 MERGED_JSON = "fleet-merged.json"
+REFUSED = "; not merged"  # how a row's note ends when its run led out of its attempt
 MERGED_MD = "fleet-merged.md"
 # MLPerf's headline per scenario, as the table shows it: (metric key, label, scale, higher?)
 HEADLINES: Mapping[str, tuple[str, str, float, bool]] = {
@@ -85,9 +89,12 @@ def merge(fleet: Path, plan: FleetPlan, statuses: Sequence[TaskStatus]) -> Merge
     rows: list[Row] = []
     groups: list[Group] = []
     node_runs: list[NodeRun] = []
+    checked: list[TaskStatus] = []
     for status in statuses:
         task_rows, task_groups, task_runs = _task_rows(fleet, plan, tasks[status.index], status)
-        rows += task_rows
+        refused = [r.note for r in task_rows if r.note and r.note.endswith(REFUSED)]
+        checked.append(_damaged(status, refused[0]) if refused else status)
+        rows += [replace(r, state=checked[-1].state) for r in task_rows]
         groups += task_groups
         node_runs += task_runs
     differences = heterogeneity(node_runs)
@@ -96,7 +103,7 @@ def merge(fleet: Path, plan: FleetPlan, statuses: Sequence[TaskStatus]) -> Merge
     return Merged(
         fleet=fleet,
         plan=plan,
-        statuses=tuple(statuses),
+        statuses=tuple(checked),
         rows=tuple(rows),
         groups=tuple(groups),
         differences=tuple(differences),
@@ -105,21 +112,26 @@ def merge(fleet: Path, plan: FleetPlan, statuses: Sequence[TaskStatus]) -> Merge
     )
 
 
+def _damaged(status: TaskStatus, why: str) -> TaskStatus:
+    """A task whose record led out of its attempt: never merged, never counted as done."""
+    detail = "; ".join(d for d in (status.detail, f"damaged record: {why}") if d)
+    return replace(status, state="DAMAGED", detail=detail, problems=(*status.problems, why))
+
+
 def _task_rows(
     fleet: Path, plan: FleetPlan, task: TaskSpec, status: TaskStatus
 ) -> tuple[list[Row], list[Group], list[NodeRun]]:
-    outcomes = {e.get("name"): e for e in (status.record or {}).get("entries", [])}
+    outcomes = {e.name: e for e in status.record.entries} if status.record else {}
     log = None if status.log is None else status.log.relative_to(fleet).as_posix()
     rows, groups, runs = [], [], []
     for entry in task.entries:
         scenario = entry.scenario
         config = f"{scenario.model.name} {scenario.model.precision} {scenario.scenario}"
         config += f" batch {scenario.batch_size}"
-        outcome = outcomes.get(scenario.name) or {}
-        run_dir = _run_dir(status, outcome)
-        group, note = _load(run_dir)
-        if group is None and outcome.get("error"):
-            note = str(outcome["error"])
+        outcome = outcomes.get(scenario.name)
+        run_dir, group, note = _load(status, outcome)
+        if group is None and note is None and outcome is not None and outcome.error:
+            note = outcome.error
         elif group is None and note is None:
             note = "no result: the task did not reach this entry"
         empty = Row(
@@ -177,20 +189,29 @@ def _task_rows(
     return rows, groups, runs
 
 
-def _run_dir(status: TaskStatus, outcome: Mapping[str, Any]) -> Path | None:
-    run = outcome.get("run")
-    if status.attempt is None or not run:
-        return None
-    return status.attempt / str(run)
+def _load(
+    status: TaskStatus, outcome: EntryRecord | None
+) -> tuple[Path | None, Group | None, str | None]:
+    """The entry's run directory and its results, or why they are not merged.
 
-
-def _load(run_dir: Path | None) -> tuple[Group | None, str | None]:
-    if run_dir is None:
-        return None, None
+    The run a record names must lie inside its attempt directory, and so must every file
+    and run directory it leads to: a record is as foreign as the node that wrote it.
+    """
+    if status.attempt is None or outcome is None or outcome.run is None:
+        return None, None, None
+    run_dir = status.attempt / outcome.run
     try:
-        return load_group(run_dir), None
+        found = inside(status.attempt, Path(outcome.run), ResultError)
+        check_tree(found, status.attempt)
+        group = load_group(found)
+        for path in group.runs.run_dirs:
+            inside(status.attempt, path, ResultError)  # trials.json names its runs
+    except ResultError as exc:
+        where = status.attempt / TASK_RESULT_FILE
+        return run_dir, None, f"{where}: entries: {outcome.name}: run: {exc}{REFUSED}"
     except HarnessError as exc:
-        return None, str(exc)
+        return run_dir, None, str(exc)
+    return run_dir, group, None
 
 
 def _values(results: Sequence[RunResult], key: str) -> list[float]:
@@ -231,8 +252,7 @@ def _power(results: Sequence[RunResult], name: str) -> float | None:
 
 
 def _partition(plan: FleetPlan, status: TaskStatus) -> str | None:
-    placement = (status.record or {}).get("placement") or {}
-    found = placement.get("partition") or plan.scheduler.get("partition")
+    found = (status.record.partition if status.record else None) or plan.scheduler.get("partition")
     return None if found is None else str(found)
 
 

@@ -24,6 +24,7 @@ import yaml
 
 from harness.errors import ConfigError, DependencyError, SchedulerError
 from harness.files import atomic_write_text
+from harness.fleet.grammar import check_image
 from harness.fleet.placement import NODE_ENV, POD_ENV
 
 if TYPE_CHECKING:
@@ -151,8 +152,7 @@ class K8sJobSpec:
     def __post_init__(self) -> None:
         _check_dns_label("--name", self.name)
         _check_dns_label("--namespace", self.namespace)
-        if not self.image or any(c.isspace() for c in self.image):
-            raise ConfigError(f"--image: {self.image!r} is not an image reference like repo:tag")
+        check_image("--image", self.image)  # Docker's reference grammar, as Slurm's --image
         if self.hw not in HARDWARE:
             raise ConfigError(f"--hw: {self.hw!r} is not one of {', '.join(HARDWARE)}")
         _check_counts(self)

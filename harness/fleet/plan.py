@@ -11,17 +11,17 @@ A fleet directory, on a filesystem every node shares (Slurm) or on the Job's res
     FLEET/logs/                   the scheduler's stdout/stderr of each task
 
 Paths inside are relative to FLEET, so the directory reads the same wherever it is mounted.
+Every node may write the directory, so its files are read as foreign ones (fleet.records):
+bounded, typed key by key, and a model path must stay inside FLEET.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 import harness
@@ -33,7 +33,10 @@ from harness.config import (
     scenario_to_dict,
 )
 from harness.errors import ConfigError, ResultError
-from harness.files import atomic_write_text, create_run_dir
+from harness.files import atomic_write_text
+from harness.fleet.grammar import check_image, check_name, check_suite_name, check_text
+from harness.fleet.records import check_scheduler, load_object, maybe, typed, want
+from harness.foreign import inside
 
 FLEET_FILE = "fleet.json"
 TASK_FILE = "task.json"
@@ -124,43 +127,6 @@ def plan_tasks(
     return tuple(replace(task, index=i) for i, task in enumerate(tasks))
 
 
-def create_fleet_dir(out: Path, suite: str) -> Path:
-    """A new fleet directory under `out` (never an existing one), with its sub-directories."""
-    fleet = create_run_dir(out, model="fleet", scenario=suite)
-    for sub in (TASKS_DIR, MODELS_DIR, LOGS_DIR):
-        (fleet / sub).mkdir()
-    return fleet
-
-
-def stage_models(fleet: Path, entries: Sequence[Entry]) -> tuple[Entry, ...]:
-    """Copy each model file a scenario names into FLEET/models/ and point the scenario there.
-
-    Every node then reads the same bytes, wherever FLEET is mounted. The copy is named by its
-    content (models/<sha256 prefix>/<its own name>), so two scenarios naming one file share
-    it. Zoo models are generated on each node (deterministically: their checksum is in every
-    result).
-    """
-    staged: list[Entry] = []
-    for entry in entries:
-        path = entry.scenario.model.path
-        if path is None:
-            staged.append(entry)
-            continue
-        source = Path(path)
-        if not source.is_file():
-            raise ConfigError(
-                f"{entry.scenario_path}: model.path: {path} is not a file; fix the path"
-            )
-        digest = _sha256(source)
-        target = fleet / MODELS_DIR / digest[:16] / source.name  # the name is the model's name
-        if not target.exists():
-            target.parent.mkdir(exist_ok=True)
-            _copy(source, target)
-        model = replace(entry.scenario.model, path=target.relative_to(fleet).as_posix())
-        staged.append(replace(entry, scenario=replace(entry.scenario, model=model)))
-    return tuple(staged)
-
-
 def task_dir(fleet: Path, index: int) -> Path:
     """Where task `index` keeps its file and its attempts."""
     return fleet / TASKS_DIR / f"{index:03d}"
@@ -183,29 +149,28 @@ def save_plan(fleet: Path, plan: FleetPlan) -> None:
 def read_plan(fleet: Path) -> FleetPlan:
     """A fleet directory's plan; every problem is one line naming fleet.json and the key."""
     path = fleet / FLEET_FILE
-    data = _read_json(path, "fleet", "pass a directory `harness fleet slurm|k8s` made")
+    data = load_object(
+        path, ResultError, "fleet", "pass a directory `harness fleet slurm|k8s` made"
+    )
     _check_version(data, path, FLEET_SCHEMA_VERSION)
+    at = str(path)
     try:
-        tasks = tuple(_task_from(t, f"{path}: tasks[{i}]") for i, t in enumerate(data["tasks"]))
+        tasks = want(data, "tasks", list, at, ResultError)
         return FleetPlan(
             kind=_choice(data, "kind", ("slurm", "k8s"), path),
-            suite=str(data["suite"]),
-            hw=str(data["hw"]),
+            suite=check_suite_name(at, want(data, "suite", str, at, ResultError)),
+            hw=check_name(f"{at}: hw", want(data, "hw", str, at, ResultError), "a target"),
             profile=_choice(data, "profile", PROFILES, path),
             runner=_choice(data, "runner", RUNNERS, path),
-            image=data.get("image"),
+            image=maybe(data, "image", str, at, ResultError),
             shard_by=_choice(data, "shard_by", SHARD_BY, path),
-            tasks=tasks,
-            created_utc=str(data.get("created_utc", "")),
-            harness_version=str(data.get("harness_version", "")),
-            scheduler=dict(data.get("scheduler") or {}),
+            tasks=tuple(_task_from(t, f"{at}: tasks[{i}]") for i, t in enumerate(tasks)),
+            created_utc=maybe(data, "created_utc", str, at, ResultError) or "",
+            harness_version=maybe(data, "harness_version", str, at, ResultError) or "",
+            scheduler=check_scheduler(data.get("scheduler"), f"{at}: scheduler", ResultError),
         )
-    except KeyError as exc:
-        raise ResultError(
-            f"{path}: missing key {exc.args[0]!r}; the fleet file is damaged"
-        ) from None
-    except (TypeError, ValueError) as exc:
-        raise ResultError(f"{path}: {exc}; the fleet file is damaged") from None
+    except ConfigError as exc:  # a damaged scenario: the fleet file is damaged, not an option
+        raise ResultError(f"{exc}; the fleet file is damaged") from None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,30 +186,44 @@ class TaskFile:
 
 
 def read_task(fleet: Path, index: int) -> TaskFile:
-    """Task `index`'s file, with model paths resolved against FLEET as this node sees it."""
+    """Task `index`'s file, with model paths resolved inside FLEET as this node sees it."""
     path = task_dir(fleet, index) / TASK_FILE
-    data = _read_json(path, "task", f"pass an index the fleet has (see {fleet / FLEET_FILE})")
+    fix = f"pass an index the fleet has (see {fleet / FLEET_FILE})"
+    data = load_object(path, ResultError, "task", fix)
     _check_version(data, path, TASK_SCHEMA_VERSION)
     try:
         spec = _task_from(data, str(path))
-        entries = tuple(_resolve_model(entry, fleet) for entry in spec.entries)
+        image = maybe(data, "image", str, str(path), ConfigError)
         return TaskFile(
             index=spec.index,
-            hw=str(data["hw"]),
+            hw=want(data, "hw", str, str(path), ConfigError),
             profile=_choice(data, "profile", PROFILES, path),
             runner=_choice(data, "runner", RUNNERS, path),
-            image=data.get("image"),
-            entries=entries,
+            image=None if image is None else check_image(f"{path}: image", image),
+            entries=tuple(
+                _resolve_model(entry, fleet, f"{path}: entries[{i}]")
+                for i, entry in enumerate(spec.entries)
+            ),
         )
-    except KeyError as exc:
-        raise ConfigError(f"{path}: missing key {exc.args[0]!r}; plan the fleet again") from None
+    except ResultError as exc:
+        raise ConfigError(f"{exc}; plan the fleet again") from None
 
 
-def _resolve_model(entry: Entry, fleet: Path) -> Entry:
+def _resolve_model(entry: Entry, fleet: Path, where: str) -> Entry:
+    """A staged model's path (relative to FLEET) as a path here, which must stay in FLEET."""
     path = entry.scenario.model.path
-    if path is None or Path(path).is_absolute():
+    if path is None:
         return entry
-    model = replace(entry.scenario.model, path=str(fleet / path))
+    if PurePosixPath(path).is_absolute():
+        raise ConfigError(
+            f"{where}: scenario.model.path: {path!r} is absolute; a planned fleet names its "
+            "models relative to itself (models/...): plan the fleet again"
+        )
+    try:
+        found = inside(fleet, Path(path), ConfigError)
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: scenario.model.path: {exc}") from None
+    model = replace(entry.scenario.model, path=str(found))
     return replace(entry, scenario=replace(entry.scenario, model=model))
 
 
@@ -294,42 +273,33 @@ def _plan_dict(plan: FleetPlan) -> dict[str, Any]:
 
 
 def _task_from(data: Any, where: str) -> TaskSpec:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{where}: expected a mapping")
+    task = typed(data, dict, where, ResultError)
     entries = []
-    for i, item in enumerate(data["entries"]):
+    for i, item in enumerate(want(task, "entries", list, where, ResultError)):
         at = f"{where}: entries[{i}]"
-        if not isinstance(item, dict):
-            raise ConfigError(f"{at}: expected a mapping")
-        trials = item.get("trials")
-        if type(trials) is not int or trials < 1:
-            raise ConfigError(f"{at}: trials: expected a whole number >= 1, got {trials!r}")
+        entry = typed(item, dict, at, ResultError)
+        trials = want(entry, "trials", int, at, ResultError)
+        if trials < 1:
+            raise ResultError(f"{at}: trials: expected a whole number >= 1, got {trials!r}")
+        scenario = scenario_from_dict(entry.get("scenario"), f"{at}: scenario")
+        check_text(f"{at}: scenario: name", scenario.name)  # status prints it
         entries.append(
             Entry(
-                scenario=scenario_from_dict(item.get("scenario"), f"{at}: scenario"),
-                scenario_path=str(item.get("scenario_path", "")),
+                scenario=scenario,
+                scenario_path=maybe(entry, "scenario_path", str, at, ResultError) or "",
                 trials=trials,
             )
         )
-    node = data.get("node")
+    node = maybe(task, "node", str, where, ResultError)
+    index = want(task, "index", int, where, ResultError)
+    if index < 0:
+        raise ResultError(f"{where}: index: expected a whole number >= 0, got {index}")
     return TaskSpec(
-        index=int(data["index"]),
-        node=None if node is None else str(node),
-        replica=int(data.get("replica", 1)),
+        index=index,
+        node=None if node is None else check_name(f"{where}: node", node, "a node name"),
+        replica=maybe(task, "replica", int, where, ResultError) or 1,
         entries=tuple(entries),
     )
-
-
-def _read_json(path: Path, what: str, fix: str) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ResultError(f"{path}: no such {what} file; {fix}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultError(f"{path}: not a readable JSON {what} file ({exc}); {fix}") from None
-    if not isinstance(data, dict):
-        raise ResultError(f"{path}: expected a JSON object; {fix}")
-    return data
 
 
 def _check_version(data: dict[str, Any], path: Path, current: int) -> None:
@@ -353,21 +323,3 @@ def _choice(data: dict[str, Any], key: str, allowed: tuple[Any, ...], path: Path
 
 def _dump(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2) + "\n"
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _copy(source: Path, target: Path) -> None:
-    tmp = target.with_name(f".{target.name}.tmp")
-    try:
-        shutil.copyfile(source, tmp)
-        tmp.replace(target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ResultError(f"{target}: cannot copy the model there ({exc.strerror})") from None

@@ -21,6 +21,14 @@ from pathlib import Path
 
 from harness.errors import ConfigError, SchedulerError
 from harness.files import atomic_write_text
+from harness.fleet.grammar import (
+    check_name,
+    check_path,
+    check_sbatch_option,
+    check_suite_name,
+    log_pattern,
+    sbatch_quote,
+)
 from harness.fleet.plan import LOGS_DIR, FleetPlan
 from harness.fleet.state import SchedulerView
 
@@ -39,7 +47,7 @@ Run = Callable[[Sequence[str]], "subprocess.CompletedProcess[str]"]
 
 @dataclass(frozen=True, kw_only=True)
 class SlurmOptions:
-    """What the sbatch script asks of Slurm."""
+    """What the sbatch script asks of Slurm; each value checked by fleet.grammar."""
 
     partition: str | None
     time_min: int = DEFAULT_TIME_MIN
@@ -53,9 +61,12 @@ class SlurmOptions:
             raise ConfigError(f"--time: whole minutes >= 1, got {self.time_min}")
         if self.gpus_per_node is not None and self.gpus_per_node < 1:
             raise ConfigError(f"--gpus-per-node: must be >= 1, got {self.gpus_per_node}")
+        if self.partition is not None:
+            check_name("--partition", self.partition, "a partition name")
+        if self.account is not None:
+            check_name("--account", self.account, "an account name")
         for option in self.extra:
-            if not option.startswith("--") or "\n" in option:
-                raise ConfigError(f"--sbatch: {option!r} is not one sbatch option like --qos=X")
+            check_sbatch_option(option)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,7 +81,7 @@ class Submission:
         """The sbatch command line that submits it."""
         command = ["sbatch", "--parsable", f"--array={array_spec(self.indices)}"]
         if self.node is not None:
-            command.append(f"--nodelist={self.node}")
+            command.append(f"--nodelist={check_name('--nodelist', self.node, 'a node name')}")
         return [*command, str(script)]
 
 
@@ -93,35 +104,54 @@ class TaskState:
 def render_script(
     fleet: Path, plan: FleetPlan, options: SlurmOptions, harness: Sequence[str]
 ) -> str:
-    """The sbatch script every array task runs: readable, and resubmittable by hand."""
+    """The sbatch script every array task runs: readable, and resubmittable by hand.
+
+    Every value in it was checked by fleet.grammar, and is quoted all the same: with
+    sbatch_quote in `#SBATCH` lines (which sbatch splits itself), shlex in shell lines.
+    """
+    _check_values(fleet, plan, harness)
+    tasks = shlex.quote(str(fleet / "tasks"))
     lines = [
         "#!/bin/bash",
-        f"# beyond-tops fleet {fleet.name}: suite {plan.suite} on {plan.hw}, "
+        f"# beyond-tops fleet {shlex.quote(fleet.name)}: suite {plan.suite} on {plan.hw}, "
         f"{len(plan.tasks)} task(s), one per {_shard_words(plan)}.",
-        f"# Each array task runs `harness fleet task` for its index: {fleet}/tasks/NNN/task.json.",
+        f"# Each array task runs `harness fleet task` for its index: {tasks}/NNN/task.json.",
         f"# Submitted by {SUBMIT_FILE} beside this file; resubmit one task by hand with",
-        f"#   sbatch --array=INDEX [--nodelist=NODE] {fleet / SCRIPT_FILE}",
-        f"#SBATCH --job-name=beyond-tops-{plan.suite}",
-    ]
-    if options.partition:
-        lines.append(f"#SBATCH --partition={options.partition}")
-    if options.account:
-        lines.append(f"#SBATCH --account={options.account}")
-    lines += ["#SBATCH --nodes=1", "#SBATCH --ntasks=1"]
-    if options.exclusive:
-        lines.append("#SBATCH --exclusive")
-    lines.append(f"#SBATCH --time={options.time_min}")
-    if options.gpus_per_node is not None:
-        lines.append(f"#SBATCH --gpus-per-node={options.gpus_per_node}")
-    lines += [f"#SBATCH {option}" for option in options.extra]
-    lines += [
-        f"#SBATCH --output={fleet / LOGS_DIR}/%A_%a.out",
-        "#SBATCH --open-mode=append",
+        f"#   sbatch --array=INDEX [--nodelist=NODE] {shlex.quote(str(fleet / SCRIPT_FILE))}",
+        *_directives(fleet, plan, options),
         "set -euo pipefail",
         f"exec {shlex.join([*harness, 'fleet', 'task', str(fleet)])}",
         "",
     ]
     return "\n".join(lines)
+
+
+def _directives(fleet: Path, plan: FleetPlan, options: SlurmOptions) -> list[str]:
+    """The `#SBATCH` block: one option a line, each value one sbatch word."""
+    pairs: list[tuple[str, str | None]] = [("--job-name", f"beyond-tops-{plan.suite}")]
+    pairs += [("--partition", options.partition), ("--account", options.account)]
+    pairs += [("--nodes", "1"), ("--ntasks", "1")]
+    lines = [f"#SBATCH {name}={sbatch_quote(value)}" for name, value in pairs if value]
+    if options.exclusive:
+        lines.append("#SBATCH --exclusive")
+    lines.append(f"#SBATCH --time={options.time_min}")
+    if options.gpus_per_node is not None:
+        lines.append(f"#SBATCH --gpus-per-node={options.gpus_per_node}")
+    lines += [f"#SBATCH {check_sbatch_option(option)}" for option in options.extra]
+    output = log_pattern(str(fleet / LOGS_DIR))
+    return [*lines, f"#SBATCH --output={sbatch_quote(output)}", "#SBATCH --open-mode=append"]
+
+
+def _check_values(fleet: Path, plan: FleetPlan, harness: Sequence[str]) -> None:
+    """Every value the script holds, against its grammar (again: defence in depth)."""
+    check_path("fleet directory", str(fleet), sbatch=True)
+    check_suite_name("the suite", plan.suite)
+    check_name("--hw", plan.hw, "a hardware target")
+    for word in harness:
+        check_path("--harness", word, sbatch=True)
+    for task in plan.tasks:
+        if task.node is not None:
+            check_name("--nodelist", task.node, "a node name")
 
 
 def plan_submissions(plan: FleetPlan) -> list[Submission]:
@@ -133,8 +163,9 @@ def plan_submissions(plan: FleetPlan) -> list[Submission]:
 
 
 def render_submit(fleet: Path, submissions: Sequence[Submission]) -> str:
-    """submit.sh: the sbatch lines, as `harness fleet slurm` runs them."""
+    """submit.sh: the sbatch lines, as `harness fleet slurm` runs them, each word quoted."""
     script = fleet / SCRIPT_FILE
+    check_path("fleet directory", str(fleet), sbatch=True)
     lines = [
         "#!/bin/sh",
         "# The submissions of this fleet, one sbatch per array; rerun to resubmit.",
@@ -144,11 +175,13 @@ def render_submit(fleet: Path, submissions: Sequence[Submission]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_scripts(fleet: Path, script: str, submissions: Sequence[Submission]) -> None:
-    """fleet.sbatch and submit.sh, atomically, executable."""
+def write_scripts(
+    directory: Path, fleet: Path, script: str, submissions: Sequence[Submission]
+) -> None:
+    """fleet.sbatch and submit.sh into `directory` (the fleet `fleet`, or its staging)."""
     for name, text in ((SCRIPT_FILE, script), (SUBMIT_FILE, render_submit(fleet, submissions))):
-        atomic_write_text(fleet / name, text)
-        (fleet / name).chmod(0o755)
+        atomic_write_text(directory / name, text)
+        (directory / name).chmod(0o755)
 
 
 def submit(

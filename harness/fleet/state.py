@@ -5,18 +5,26 @@ its log. Slurm's states are shown as Slurm names them (COMPLETED, FAILED, TIMEOU
 OUT_OF_MEMORY, CANCELLED, PENDING, RUNNING, ...). Where the scheduler no longer remembers a
 task (no accounting), its task-result.json decides: COMPLETED or FAILED by its exit code,
 CANCELLED when a stop signal ended it, LOST when it started and never recorded an end
-(killed, out of time or memory, or its node died), UNKNOWN when it never started.
+(killed, out of time or memory, or its node died), UNKNOWN when it never started, DAMAGED
+when its record cannot be read as one (the detail names the file and the key).
+
+Records are read as foreign files (fleet.records): a task's directory, its attempts and
+their records must stay inside the fleet directory, and a damaged record only ever changes
+its own task's line.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ResultError
 from harness.fleet.plan import LOGS_DIR, TASK_RESULT_FILE, FleetPlan, task_dir
+from harness.fleet.records import TaskRecordView, read_task_record
+from harness.fleet.tree import check_tree
+from harness.foreign import inside
 
 # The states in which a task has ended well; every other ended state is a failure.
 GOOD_STATES = frozenset({"COMPLETED"})
@@ -48,7 +56,8 @@ class TaskStatus:
     detail: str | None
     log: Path | None
     attempt: Path | None  # its latest attempt directory
-    record: Mapping[str, Any] | None  # that attempt's task-result.json
+    record: TaskRecordView | None  # that attempt's task-result.json
+    problems: tuple[str, ...] = ()  # records of its attempts that could not be read
 
     @property
     def ended(self) -> bool:
@@ -57,22 +66,31 @@ class TaskStatus:
 
     @property
     def good(self) -> bool:
-        """Whether it ended well."""
-        return self.state in GOOD_STATES
+        """Whether it ended well, with every record of it readable."""
+        return self.state in GOOD_STATES and not self.problems
 
 
 # What a scheduler knows: job IDs to query -> {(job ID, index): view}
 Query = Callable[[list[str]], Mapping[tuple[str, int], SchedulerView]]
 
 
+@dataclass(frozen=True, kw_only=True)
+class Attempts:
+    """What a task's directory holds: its latest readable attempt, and the damaged records."""
+
+    latest: tuple[Path, TaskRecordView] | None
+    problems: tuple[str, ...]
+
+
 def fleet_status(fleet: Path, plan: FleetPlan, query: Query | None = None) -> list[TaskStatus]:
     """Every planned task's status, in index order."""
-    latest = {task.index: latest_attempt(task_dir(fleet, task.index)) for task in plan.tasks}
-    owners = _job_ids(plan, latest)
+    found = {task.index: read_attempts(task_dir(fleet, task.index), fleet) for task in plan.tasks}
+    owners = _job_ids(plan, {index: a.latest for index, a in found.items()})
     views = query(sorted({j for ids in owners.values() for j in ids})) if query and owners else {}
     statuses = []
     for task in plan.tasks:
-        attempt, record = latest[task.index] or (None, None)
+        attempt, record = found[task.index].latest or (None, None)
+        problems = found[task.index].problems
         view = next(
             (
                 views[(j, task.index)]
@@ -86,6 +104,10 @@ def fleet_status(fleet: Path, plan: FleetPlan, query: Query | None = None) -> li
             state = "LOST"  # the scheduler was asked and no longer lists it
             detail = "started, never recorded an end, and the scheduler no longer lists it: "
             detail += "killed (time, memory, node failure?); see its log"
+        if problems:  # a damaged record: its task never counts as done, and says why
+            if record is None and view is None:
+                state, source, detail = "DAMAGED", "task-result", None
+            detail = "; ".join(d for d in (detail, f"damaged record: {problems[0]}") if d)
         statuses.append(
             TaskStatus(
                 index=task.index,
@@ -94,40 +116,82 @@ def fleet_status(fleet: Path, plan: FleetPlan, query: Query | None = None) -> li
                 node=node,
                 source=source,
                 detail=detail,
-                log=_log(fleet, view, record, task.index, owners.get(task.index, [])),
+                log=_log(fleet, view, task.index, owners.get(task.index, [])),
                 attempt=attempt,
                 record=record,
+                problems=problems,
             )
         )
     return statuses
 
 
-def latest_attempt(directory: Path) -> tuple[Path, Mapping[str, Any]] | None:
-    """The task's most recently started attempt and its task-result.json."""
-    found: list[tuple[str, str, Path, Mapping[str, Any]]] = []
-    for path in sorted(directory.glob(f"*/{TASK_RESULT_FILE}")) if directory.is_dir() else []:
+def read_attempts(directory: Path, fleet: Path) -> Attempts:
+    """A task's attempts (in `directory`, in `fleet`): the latest started, the records refused."""
+    found: list[tuple[str, str, Path, TaskRecordView]] = []
+    problems: list[str] = []
+    try:
+        if directory.is_dir() or directory.is_symlink():
+            inside(fleet, directory.relative_to(fleet), ResultError)
+        paths = sorted(directory.glob(f"*/{TASK_RESULT_FILE}")) if directory.is_dir() else []
+    except ResultError as exc:
+        return Attempts(latest=None, problems=(str(exc),))
+    for path in paths:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue  # being written, or damaged: the scheduler's word stands
-        if isinstance(data, dict):
-            found.append((str(data.get("started_utc", "")), path.parent.name, path.parent, data))
+            inside(directory, path.relative_to(directory), ResultError)
+            record = read_task_record(path)
+            _check_runs(path.parent, record)
+        except ResultError as exc:
+            problems.append(str(exc))
+            continue
+        found.append((record.started_utc, path.parent.name, path.parent, record))
     if not found:
-        return None
+        return Attempts(latest=None, problems=tuple(problems))
     _, _, attempt, record = max(found, key=lambda item: (item[0], item[1]))
-    return attempt, record
+    return Attempts(latest=(attempt, record), problems=tuple(problems))
+
+
+def _check_runs(attempt: Path, record: TaskRecordView) -> None:
+    """Each run a record names, where it exists, must lie inside its attempt, links and all."""
+    for i, entry in enumerate(record.entries):
+        run = None if entry.run is None else attempt / entry.run
+        if run is None or not (run.exists() or run.is_symlink()):
+            continue  # a run that is not there is the merge's note, not a damaged record
+        try:
+            check_tree(inside(attempt, run.relative_to(attempt), ResultError), attempt)
+        except ResultError as exc:
+            raise ResultError(f"{attempt / TASK_RESULT_FILE}: entries[{i}]: run: {exc}") from None
+
+
+def latest_attempt(directory: Path) -> tuple[Path, Mapping[str, Any]] | None:
+    """The task's most recently started, readable attempt and its record as checked data.
+
+    For readers outside the fleet package (show, report, site): the record's fields have
+    their types, and each entry's `run` is relative without `..`.
+    """
+    latest = read_attempts(directory, directory.parent.parent).latest
+    if latest is None:
+        return None
+    attempt, record = latest
+    return attempt, record_dict(record)
+
+
+def record_dict(record: TaskRecordView) -> dict[str, Any]:
+    """A checked record in task-result.json's own shape."""
+    data = asdict(record)
+    placement = {k: data.pop(k) for k in ("scheduler", "node", "job_id", "array_job_id")}
+    placement["partition"] = data.pop("partition")
+    return {**data, "entries": list(data["entries"]), "placement": placement}
 
 
 def _job_ids(
-    plan: FleetPlan, latest: Mapping[int, tuple[Path, Mapping[str, Any]] | None]
+    plan: FleetPlan, latest: Mapping[int, tuple[Path, TaskRecordView] | None]
 ) -> dict[int, list[str]]:
     """Per task, the job IDs to ask about: its latest attempt's first, then the submission's."""
     owners: dict[int, list[str]] = {}
     for index, found in latest.items():
-        placement = (found[1].get("placement") or {}) if found else {}
-        job = placement.get("array_job_id") or placement.get("job_id")
+        job = found[1].job if found else None
         if job:
-            owners.setdefault(index, []).append(str(job))
+            owners.setdefault(index, []).append(job)
     for submission in plan.scheduler.get("submissions", []):
         job = submission.get("job_id")
         for index in submission.get("indices", []) if job else []:
@@ -137,40 +201,36 @@ def _job_ids(
 
 
 def _decide(
-    view: SchedulerView | None, record: Mapping[str, Any] | None, *, submitted: bool
+    view: SchedulerView | None, record: TaskRecordView | None, *, submitted: bool
 ) -> tuple[str, str, str | None, str | None]:
     """(state, source, detail, node) from the scheduler's view and the task's record."""
-    node = None if record is None else (record.get("placement") or {}).get("node")
+    node = None if record is None else record.node
     error = _first_error(record)
     if view is not None:
         detail = "; ".join(d for d in (view.detail, error) if d) or None
         return view.state, view.source, detail, view.node or node
     if record is None:
         return ("UNKNOWN" if submitted else "NOT SUBMITTED"), "none", None, None
-    code = record.get("exit_code")
-    if record.get("finished_utc") is None:
+    if record.finished_utc is None:
         return "STARTED", "task-result", "no end recorded: running, or killed", node
-    if record.get("cause"):
-        return "CANCELLED", "task-result", str(record["cause"]), node
-    if code == 0:
+    if record.cause:
+        return "CANCELLED", "task-result", record.cause, node
+    if record.exit_code == 0:
         return "COMPLETED", "task-result", None, node
+    code = record.exit_code
     return "FAILED", "task-result", f"exit {code}" + (f": {error}" if error else ""), node
 
 
-def _first_error(record: Mapping[str, Any] | None) -> str | None:
-    for entry in (record or {}).get("entries", []):
-        if entry.get("error"):
-            return f"{entry.get('name')}: {entry['error']}"
+def _first_error(record: TaskRecordView | None) -> str | None:
+    if record is not None and record.error:
+        return record.error
+    for entry in record.entries if record is not None else ():
+        if entry.error:
+            return f"{entry.name}: {entry.error}"
     return None
 
 
-def _log(
-    fleet: Path,
-    view: SchedulerView | None,
-    record: Mapping[str, Any] | None,
-    index: int,
-    jobs: list[str],
-) -> Path | None:
+def _log(fleet: Path, view: SchedulerView | None, index: int, jobs: list[str]) -> Path | None:
     """Slurm's output file of the task (logs/JOB_INDEX.out), where it exists."""
     candidates = [view.job_id] if view is not None and view.job_id else []
     candidates += jobs

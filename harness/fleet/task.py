@@ -5,7 +5,10 @@ It reads FLEET/tasks/N/task.json, makes an attempt directory named by the schedu
 `harness bench` does: a fresh worker process per LoadGen test, in the pinned image where the
 node has Docker (runner auto or docker) or in the node's own install. task-result.json
 records the placement (Slurm job and task IDs or the pod, and the node), each entry's run
-directory or error, and the exit code; it is written when the task starts and when it ends.
+directory or error, and the exit code; it is written when the task starts (runner
+"preparing"), once its runner is ready, after each entry, and when it ends. A stop signal
+is written down as the task's cause the moment it arrives (fleet.stops), so a task
+cancelled at any point says why, even if it is killed outright a moment later.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from harness.errors import STOP_SIGNALS, HarnessError, ResultError, interrupted_
 from harness.files import atomic_write_text
 from harness.fleet.placement import Placement, placement_from
 from harness.fleet.plan import TASK_RESULT_FILE, Entry, TaskFile, read_task, task_dir
+from harness.fleet.stops import RecordedStops
 from harness.pipeline import Launcher, RunSpec
 
 TASK_RESULT_VERSION = 1
@@ -47,11 +51,12 @@ class TaskRecord:
 
     index: int
     placement: Placement
-    runner: str
+    runner: str  # "preparing" until the image (or this install) is ready to run workers
     started_utc: str
     finished_utc: str | None = None
     exit_code: int | None = None
     cause: str | None = None  # why it stopped early, when it did
+    error: str | None = None  # why it could not run its entries at all, when it could not
     entries: list[EntryOutcome]
     harness_version: str = harness.__version__
 
@@ -68,35 +73,63 @@ def run_task(
 
     An INVALID run is a result, not a failure: the task exits 0 and the merge shows it. An
     entry that fails does not stop the ones after it; the task then exits with the first
-    failure's code, so the scheduler records the task as FAILED.
+    failure's code, so the scheduler records the task as FAILED. A stop signal (scancel's
+    SIGTERM, a pod's deletion, Ctrl-C) is recorded as the task's cause the moment it comes,
+    whatever the task is doing: before its worker starts, while the image is prepared, in a
+    run, or while a record is written.
     """
     fleet = fleet.absolute()
     task = read_task(fleet, index)
     placement = placement_from(os.environ if env is None else env)
     attempt = _attempt_dir(task_dir(fleet, index), placement.attempt)
-    runner, launch = ("given", launcher) if launcher is not None else _launcher(task, fleet, stream)
     record = TaskRecord(
-        index=index, placement=placement, runner=runner, started_utc=_now(), entries=[]
+        index=index, placement=placement, runner="preparing", started_utc=_now(), entries=[]
     )
+    with RecordedStops(lambda signum: _stopped(attempt, record, signum)):
+        try:
+            _write(attempt, record)
+            return _run(task, fleet, attempt, record, stream, launcher)
+        except KeyboardInterrupt as exc:
+            _stopped(attempt, record, stop_signal(exc))
+            raise
+        except HarnessError as exc:  # its runner could not be prepared (runner docker)
+            record.error, record.exit_code, record.finished_utc = str(exc), exc.exit_code, _now()
+            _write(attempt, record)
+            raise
+
+
+def _run(
+    task: TaskFile,
+    fleet: Path,
+    attempt: Path,
+    record: TaskRecord,
+    stream: IO[str] | None,
+    launcher: Launcher | None,
+) -> int:
+    """Prepare the runner, run every entry, record each outcome and the end."""
+    runner, launch = ("given", launcher) if launcher is not None else _launcher(task, fleet, stream)
+    record.runner = runner
     _write(attempt, record)
     out = stream or sys.stdout
-    print(f"== fleet task {index} on {placement.node} ({runner}): {attempt}", file=out, flush=True)
+    node = record.placement.node
+    print(f"== fleet task {task.index} on {node} ({runner}): {attempt}", file=out, flush=True)
     code = 0
-    try:
-        for entry in task.entries:
-            outcome = _run_entry(task, entry, attempt, launch, out)
-            record.entries.append(outcome)
-            _write(attempt, record)
-            code = code or outcome.exit_code
-    except KeyboardInterrupt as exc:  # scancel's SIGTERM, a pod's deletion, Ctrl-C
-        signum = stop_signal(exc)
-        record.cause = interrupted_cause(signum)
-        record.exit_code, record.finished_utc = STOP_SIGNALS[signum].code, _now()
+    for entry in task.entries:
+        outcome = _run_entry(task, entry, attempt, launch, out)
+        record.entries.append(outcome)
         _write(attempt, record)
-        raise
+        code = code or outcome.exit_code
     record.exit_code, record.finished_utc = code, _now()
     _write(attempt, record)
     return code
+
+
+def _stopped(attempt: Path, record: TaskRecord, signum: int) -> None:
+    """Record that a stop signal ended the task (once: the first signal names the cause)."""
+    if record.cause is None:
+        record.cause = interrupted_cause(signum)
+        record.exit_code, record.finished_utc = STOP_SIGNALS[signum].code, _now()
+    _write(attempt, record)
 
 
 def _run_entry(

@@ -110,12 +110,12 @@ def test_cancelled_tasks_are_reported_as_cancelled(
     argv = ["fleet", "slurm", str(suite), "--partition", "debug", "--time", "5"]
     assert main([*argv, "--out", str(tmp_path / "shared")]) == 0
     fleet = _fleet_dir(capsys.readouterr().out)
-    # wait until task 0 runs (task 1 waits behind it: --exclusive on one node)
+    # Cancel the moment task 0 has recorded its start (task 1 waits behind it: --exclusive on
+    # one node), wherever it then is (issue #23): no sleep that assumes it reached LoadGen.
     deadline = time.monotonic() + 120
     while not list((fleet / "tasks" / "000").glob("slurm-*/task-result.json")):
         assert time.monotonic() < deadline, "task 0 never started"
-        time.sleep(0.5)
-    time.sleep(3)  # into its LoadGen run
+        time.sleep(0.05)
     assert main(["fleet", "cancel", str(fleet)]) == 0
     code = main(["fleet", "status", str(fleet), "--wait", "--interval", "1"])
     out = capsys.readouterr().out
@@ -144,3 +144,21 @@ def test_a_partition_slurm_refuses_is_one_line_and_the_plan_is_kept(
     (fleet,) = (tmp_path / "shared").iterdir()
     assert f"sbatch lines are in {fleet}/submit.sh" in err
     assert json.loads((fleet / "fleet.json").read_text())["scheduler"]["submissions"] == []
+
+
+def test_a_fleet_under_an_odd_path_runs_and_logs_where_it_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #23: sbatch reads the quoted #SBATCH lines as written; no part of the path runs."""
+    odd = tmp_path / "odd $(touch PWNED) `touch PWNED` q'uo\"te ;#x 100%A"
+    suite = _suite(tmp_path, {"ss": TINY_SS})
+    argv = ["fleet", "slurm", str(suite), "--partition", "debug", "--time", "5"]
+    assert main([*argv, "--out", str(odd / "shared")]) == 0
+    fleet = _fleet_dir(capsys.readouterr().out)
+    assert main(["fleet", "collect", str(fleet), "--wait", "--interval", "1"]) == 0
+    merged = json.loads((fleet / "fleet-merged.json").read_text())
+    (task,) = merged["tasks"]
+    job = json.loads((fleet / "fleet.json").read_text())["scheduler"]["submissions"][0]["job_id"]
+    assert task["state"] == "COMPLETED" and task["log"] == f"logs/{job}_0.out"
+    assert "== fleet task 0" in (fleet / task["log"]).read_text()
+    assert not list(tmp_path.rglob("PWNED")) and not list(Path("/").glob("PWNED"))

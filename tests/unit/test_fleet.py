@@ -17,14 +17,13 @@ from harness.fleet.placement import placement_from, task_index
 from harness.fleet.plan import (
     Entry,
     FleetPlan,
-    create_fleet_dir,
     plan_tasks,
     read_plan,
     read_task,
-    stage_models,
     task_dir,
     write_plan,
 )
+from harness.fleet.staging import final_path, planned, stage_models
 from harness.fleet.state import SchedulerView, fleet_status, summary_line
 from tests.conftest import TINY_OFFLINE, TINY_SS
 
@@ -38,6 +37,14 @@ def _entry(tmp_path: Path, text: str, name: str) -> Entry:
 @pytest.fixture
 def entries(tmp_path: Path) -> list[Entry]:
     return [_entry(tmp_path, TINY_SS, "ss"), _entry(tmp_path, TINY_OFFLINE, "off")]
+
+
+def create_fleet_dir(out: Path, suite: str) -> Path:
+    """An empty fleet directory, made as `harness fleet slurm|k8s` makes one."""
+    final = final_path(out, suite)
+    with planned(final):
+        pass
+    return final
 
 
 def _plan(entries: Sequence[Entry], **kw: object) -> FleetPlan:
