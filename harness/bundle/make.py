@@ -22,7 +22,14 @@ from harness.bundle.manifest import (
 )
 from harness.bundle.numbers import check_run, describe_all
 from harness.bundle.signature import signature_bytes
-from harness.bundle.tarball import CHUNK_BYTES, Member, unsafe_reason, write_tar
+from harness.bundle.tarball import (
+    CHUNK_BYTES,
+    MAX_MEMBER_BYTES,
+    MAX_MEMBERS,
+    Member,
+    unsafe_reason,
+    write_tar,
+)
 from harness.errors import ConfigError, EditedResultError, ResultError
 from harness.files import INCOMPLETE_FILE, RESULT_FILE, atomic_create, read_incomplete
 from harness.results.groupfile import SWEEP_FILE, TRIALS_FILE
@@ -69,6 +76,11 @@ def make_bundle(request: BundleRequest) -> Bundled:
     _check_out(request.out)
     roots = _roots(request.sources)
     items = [item for name, path in roots.items() for item in _walk(path, name)]
+    if len(items) + 3 > MAX_MEMBERS:  # + MANIFEST.json, MANIFEST.sig, runs/
+        raise ResultError(
+            f"{request.sources[0]}: {len(items):,} files and directories, more than the "
+            f"{MAX_MEMBERS:,} a bundle may hold; bundle fewer runs at once"
+        )
     files = [_entry(item) for item in items if not item.is_dir]
     runs = [_run(item) for item in items if item.source.name == RESULT_FILE and not item.is_dir]
     kinds = {name: _kind(path) for name, path in roots.items()}
@@ -171,6 +183,11 @@ def _entry(item: _Item) -> FileEntry:
             while chunk := handle.read(CHUNK_BYTES):
                 digest.update(chunk)
                 size += len(chunk)
+                if size > MAX_MEMBER_BYTES:
+                    raise ResultError(
+                        f"{item.source}: larger than the {MAX_MEMBER_BYTES:,} bytes a bundled "
+                        "file may hold (verify would refuse it); leave it out of the run"
+                    )
     except OSError as exc:
         raise ResultError(f"{item.source}: cannot read it ({exc.strerror})") from None
     return FileEntry(path=item.name, sha256=digest.hexdigest(), size_bytes=size)

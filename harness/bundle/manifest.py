@@ -1,6 +1,13 @@
 """MANIFEST.json: every bundled file's sha256 and size, and where the bundled runs came from.
 
 History of MANIFEST_VERSION: 1, the first.
+
+Grammar of a manifest read back (issue #23): a JSON object of finite numbers; `format` is
+FORMAT; `schema_version` an integer; `made_by` an object whose harness_version and
+git_commit are text or null and git_dirty true, false or null; `roots` a list of
+{path: a plain relative path under runs/, kind: text}; `runs` a list of objects; `files` a
+list of {path: a plain relative path under runs/, listed once; sha256: 64 lower-case hex
+digits; size: a whole number of bytes, 0..MAX_MEMBER_BYTES}. A refusal names the key.
 """
 
 from __future__ import annotations
@@ -12,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.bundle.tarball import unsafe_reason
+from harness.bundle.tarball import MAX_MEMBER_BYTES, unsafe_reason
 from harness.errors import BundleError
+from harness.strictjson import bad_number
 
 MANIFEST_NAME = "MANIFEST.json"
 SIGNATURE_NAME = "MANIFEST.sig"
@@ -111,8 +119,11 @@ def parse_manifest(bundle: Path, raw: bytes) -> Manifest:
     """Read MANIFEST.json's bytes (already signature-checked); BundleError for what it cannot be."""
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise _bad(bundle, f"not JSON ({exc})") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise _bad(bundle, f"not JSON ({type(exc).__name__})") from None
+    found = bad_number(data)
+    if found is not None:
+        raise _bad(bundle, f"{found[0]} {found[1]}")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise _bad(bundle, f"its format is not {FORMAT!r}")
     version = data.get("schema_version")
@@ -123,40 +134,72 @@ def parse_manifest(bundle: Path, raw: bytes) -> Manifest:
             f"{bundle}: {MANIFEST_NAME} schema_version {version} was written by a newer "
             f"beyond-tops (this one reads {MANIFEST_VERSION}); upgrade beyond-tops"
         )
-    files = _files(bundle, data.get("files"))
-    roots = data.get("roots")
-    if not isinstance(roots, list) or not all(
-        isinstance(r, dict)
-        and isinstance(r.get("path"), str)
-        and unsafe_reason(r["path"]) is None
-        and r["path"].startswith(f"{RUNS_DIR}/")
-        for r in roots
-    ):
-        raise _bad(bundle, "`roots` is not a list of {path, kind} under runs/")
-    return Manifest(data=data, files=files, roots=tuple(r["path"] for r in roots))
+    _check_made_by(bundle, data.get("made_by"))
+    _check_list(bundle, data, "runs")
+    files = _files(bundle, _check_list(bundle, data, "files"))
+    roots = [_root(bundle, i, r) for i, r in enumerate(_check_list(bundle, data, "roots"))]
+    return Manifest(data=data, files=files, roots=tuple(roots))
 
 
-def _files(bundle: Path, entries: object) -> dict[str, FileEntry]:
-    if not isinstance(entries, list):
-        raise _bad(bundle, "`files` is not a list")
+def _check_made_by(bundle: Path, made_by: object) -> None:
+    if not isinstance(made_by, dict):
+        raise _bad(bundle, f"made_by is {_kind(made_by)}, not an object")
+    for key, types in (("harness_version", str), ("git_commit", str), ("git_dirty", bool)):
+        value = made_by.get(key)
+        if value is not None and not isinstance(value, types):
+            raise _bad(bundle, f"made_by.{key} is {_kind(value)}, not {types.__name__} or null")
+
+
+def _check_list(bundle: Path, data: Mapping[str, Any], key: str) -> list[Any]:
+    value = data.get(key)
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        raise _bad(bundle, f"`{key}` is {_kind(value)}, not a list of objects")
+    return value
+
+
+def _root(bundle: Path, index: int, root: Mapping[str, Any]) -> str:
+    path, kind = root.get("path"), root.get("kind")
+    if not isinstance(kind, str):
+        raise _bad(bundle, f"roots[{index}].kind is {_kind(kind)}, not text")
+    return _path(bundle, f"roots[{index}].path", path)
+
+
+def _path(bundle: Path, key: str, path: object) -> str:
+    if not isinstance(path, str):
+        raise _bad(bundle, f"{key} is {_kind(path)}, not a path")
+    reason = unsafe_reason(path) or (
+        None if path.startswith(f"{RUNS_DIR}/") else f"is not under {RUNS_DIR}/"
+    )
+    if reason is not None:
+        raise _bad(bundle, f"{key} {path!r:.80} {reason}")
+    return path
+
+
+def _files(bundle: Path, entries: list[dict[str, Any]]) -> dict[str, FileEntry]:
     files: dict[str, FileEntry] = {}
-    for entry in entries:
-        fields = entry if isinstance(entry, dict) else {}
-        path, sha, size = fields.get("path"), fields.get("sha256"), fields.get("size")
-        if not (
-            isinstance(path, str)
-            and isinstance(sha, str)
-            and _SHA256.fullmatch(sha)
-            and isinstance(size, int)
-            and not isinstance(size, bool)
-            and size >= 0
-        ):
-            raise _bad(bundle, f"a `files` entry is not {{path, sha256, size}}: {entry!r:.80}")
-        reason = unsafe_reason(path)
-        if reason is not None or not path.startswith(f"{RUNS_DIR}/") or path in files:
-            raise _bad(bundle, f"file {path!r} {reason or 'is outside runs/ or listed twice'}")
+    for index, entry in enumerate(entries):
+        key = f"files[{index}]"
+        path = _path(bundle, f"{key}.path", entry.get("path"))
+        sha, size = entry.get("sha256"), entry.get("size")
+        if not isinstance(sha, str) or not _SHA256.fullmatch(sha):
+            raise _bad(bundle, f"{key}.sha256 is {sha!r:.80}, not 64 lower-case hex digits")
+        if type(size) is not int or not 0 <= size <= MAX_MEMBER_BYTES:
+            raise _bad(
+                bundle, f"{key}.size is {size!r:.40}, not a whole number 0..{MAX_MEMBER_BYTES:,}"
+            )
+        if path in files:
+            raise _bad(bundle, f"{key}.path {path!r:.80} is listed twice")
         files[path] = FileEntry(path=path, sha256=sha, size_bytes=size)
     return files
+
+
+def _kind(value: object) -> str:
+    """How a JSON value is described in a message: its JSON type, with a short value."""
+    names = {dict: "an object", list: "a list", str: "text", bool: "true/false"}
+    if value is None:
+        return "missing or null"
+    name = names.get(type(value), "a number")
+    return f"{name} ({json.dumps(value)[:40]})" if name != "an object" else name
 
 
 def _get(data: object, *keys: str) -> Any:

@@ -10,18 +10,24 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import ResultError
+from harness.foreign import read_text
 from harness.loadgen.logparse import (
     DetailLog,
     effective_settings,
     latency_percentiles_ns,
+    logged_float,
+    logged_int,
     parse_detail_log,
     samples_per_second,
 )
+from harness.strictjson import bad_number
 
 DETAIL_LOG = "mlperf_log_detail.txt"
 _ABSENT = object()
@@ -45,8 +51,8 @@ def logged_values(result: Mapping[str, Any], log: DetailLog) -> dict[str, object
     values: dict[str, object] = {
         "valid": log.get("result_validity") == "VALID",
         "samples_per_second": samples_per_second(log),
-        "qps_with_loadgen_overhead": _float(log.get("result_qps_with_loadgen_overhead")),
-        "qps_without_loadgen_overhead": _float(log.get("result_qps_without_loadgen_overhead")),
+        "qps_with_loadgen_overhead": logged_float(log, "result_qps_with_loadgen_overhead"),
+        "qps_without_loadgen_overhead": logged_float(log, "result_qps_without_loadgen_overhead"),
         "loadgen_errors": list(log.errors),
     }
     values.update({f"latency_ns.{k}": v for k, v in latency_percentiles_ns(log).items()})
@@ -79,18 +85,32 @@ def check_run(result_path: Path) -> list[Discrepancy]:
     A result.json that is not a JSON object has no numbers to compare: its sha256 speaks.
 
     Raises:
-        ResultError: the detail log is not one LoadGen wrote.
+        ResultError: the detail log is not one LoadGen wrote, or result.json is not UTF-8
+            or holds a number JSON has not (NaN, Infinity, 1e999), named by its key.
     """
     log_path = result_path.with_name(DETAIL_LOG)
-    if not log_path.is_file():
+    if not os.path.lexists(log_path):
         return []
-    try:
-        result = json.loads(result_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return []
-    if not isinstance(result, dict):
+    result = _result_data(result_path)
+    if result is None:
         return []
     return discrepancies(result, parse_detail_log(log_path))
+
+
+def _result_data(path: Path) -> dict[str, Any] | None:
+    """result.json's object (bounded, regular file), None if not one; bad numbers refused."""
+    text = read_text(path, ResultError)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    found = bad_number(data)
+    if found is not None:
+        key, problem = found
+        raise ResultError(
+            f"{path}: {key} {problem}; beyond-tops writes no such value: the file was edited"
+        )
+    return data if isinstance(data, dict) else None
 
 
 def describe_all(found: list[Discrepancy]) -> str:
@@ -104,10 +124,14 @@ def describe_all(found: list[Discrepancy]) -> str:
 def _server_values(log: DetailLog) -> dict[str, object]:
     met, early = log.get("result_perf_constraints_met"), log.get("early_stopping_met")
     return {
-        "server.scheduled_samples_per_second": _float(log.get("result_scheduled_samples_per_sec")),
-        "server.completed_samples_per_second": _float(log.get("result_completed_samples_per_sec")),
-        "server.latency_bound_ns": _int(log.get("effective_target_latency_ns")),
-        "server.overlatency_queries": _int(log.get("result_overlatency_query_count")),
+        "server.scheduled_samples_per_second": logged_float(
+            log, "result_scheduled_samples_per_sec"
+        ),
+        "server.completed_samples_per_second": logged_float(
+            log, "result_completed_samples_per_sec"
+        ),
+        "server.latency_bound_ns": logged_int(log, "effective_target_latency_ns"),
+        "server.overlatency_queries": logged_int(log, "result_overlatency_query_count"),
         "server.latency_constraint_met": None if met is None else bool(met),
         "server.early_stopping_met": None if early is None else bool(early),
     }
@@ -137,11 +161,3 @@ def _show(value: object) -> str:
         return json.dumps(value)
     except (TypeError, ValueError):
         return repr(value)
-
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)
-
-
-def _int(value: Any) -> int | None:
-    return None if value is None else int(value)

@@ -69,7 +69,7 @@ def check_signature(bundle: Path, raw: bytes, manifest: bytes) -> Signer:
 def _fields(bundle: Path, raw: bytes) -> dict[str, Any]:
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise _bad(bundle, "it is not JSON") from None
     if not isinstance(data, dict):
         raise _bad(bundle, "it is not a JSON object")

@@ -1,7 +1,9 @@
 """Deterministic tar writing, and tar reading that refuses links, devices and escaping paths.
 
 Reading never uses tarfile's extraction: it creates only directories and regular files, by
-names checked here, inside a directory the caller made for it.
+names checked here, inside a directory the caller made for it. Every header is checked before
+anything is written: at most MAX_MEMBERS members, each file at most MAX_MEMBER_BYTES (a kept
+one, read into memory, MAX_KEPT_BYTES), MAX_TOTAL_BYTES in all.
 """
 
 from __future__ import annotations
@@ -15,11 +17,18 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import BinaryIO
 
 from harness.errors import BundleError, ResultError
+from harness.foreign import MAX_JSON_BYTES
 
 BUNDLE_MTIME = 0  # every member's mtime (the epoch): the same runs give the same bytes
 FILE_MODE = 0o644
 DIR_MODE = 0o755
 CHUNK_BYTES = 1 << 20
+# Bounds on what a bundle may hold: a run directory has ~20 files, the largest (an accuracy
+# log of a big data set) some hundred MiB; a sweep of trials a few thousand files.
+MAX_MEMBERS = 50_000
+MAX_MEMBER_BYTES = 4 * 1024**3
+MAX_TOTAL_BYTES = 64 * 1024**3
+MAX_KEPT_BYTES = MAX_JSON_BYTES  # MANIFEST.json and MANIFEST.sig
 # Plain files only: not GNU sparse or contiguous ones, which `harness bundle` never writes.
 _PLAIN_FILE_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE)
 _KINDS = {
@@ -85,16 +94,15 @@ def unpack(archive: Path, into: Path, keep: Collection[str] = ()) -> Unpacked:
     """Write the archive's directories and regular files under `into`, hashing each file.
 
     Raises:
-        BundleError: the file is no plain tar, or a member is a link, a device, an absolute
-            or `..` path, appears twice or clashes with another; nothing is followed.
+        BundleError: the file is no plain tar, a member is a link, a device, an absolute
+            or `..` path, appears twice or clashes with another, or the members pass the
+            bounds (count, size); nothing is followed, and past a bound nothing is written.
     """
     files: dict[str, tuple[str, int]] = {}
     kept: dict[str, bytes] = {}
-    seen: set[str] = set()
     with _open_tar(archive) as tar:
         try:
-            for member in tar:
-                _check_member(archive, member, seen)
+            for member in _checked_members(archive, tar, keep):
                 if member.isdir():
                     _mkdir(archive, into, member.name)
                 else:
@@ -113,6 +121,36 @@ def _open_tar(archive: Path) -> tarfile.TarFile:
         raise BundleError(
             f"{archive}: not a readable tar ({_first_line(exc)}); pass what `harness bundle` wrote"
         ) from None
+
+
+def _checked_members(
+    archive: Path, tar: tarfile.TarFile, keep: Collection[str]
+) -> list[tarfile.TarInfo]:
+    """Every member's header, each checked and all within the bounds, before any is written."""
+    members: list[tarfile.TarInfo] = []
+    seen: set[str] = set()
+    total = 0
+    for member in tar:
+        if len(members) == MAX_MEMBERS:
+            raise BundleError(
+                f"{archive}: more than {MAX_MEMBERS:,} members, more than a bundle of runs "
+                "holds; refused before unpacking"
+            )
+        _check_member(archive, member, seen)
+        limit = MAX_KEPT_BYTES if member.name in keep else MAX_MEMBER_BYTES
+        if member.size > limit:
+            raise BundleError(
+                f"{archive}: member {member.name!r} holds {member.size:,} bytes, more than the "
+                f"{limit:,} a bundled file may; refused before unpacking"
+            )
+        total += member.size
+        if total > MAX_TOTAL_BYTES:
+            raise BundleError(
+                f"{archive}: its members hold more than {MAX_TOTAL_BYTES:,} bytes in all; "
+                "refused before unpacking"
+            )
+        members.append(member)
+    return members
 
 
 def _check_member(archive: Path, member: tarfile.TarInfo, seen: set[str]) -> None:

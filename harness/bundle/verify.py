@@ -6,11 +6,15 @@ The signer next: a bundle re-signed by someone else's key is an untrusted key. T
 files against the signed manifest: missing, added, then edited. A result.json whose numbers
 differ from its intact LoadGen log is reported as an edited result, before any other
 changed file and even when every sha256 matches (a manifest made after the edit and signed
-with a trusted key).
+with a trusted key). A bundled file that cannot be read as what it must be (a detail log not
+UTF-8, a result.json with an Infinity) is named by its path in the bundle, after the
+signature and signer are judged: as tampered where its sha256 is not the signed one, else as
+a bundle made broken by its signer.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -90,7 +94,7 @@ def check_unpacked(
         for path, entry in manifest.files.items()
         if present[path] != (entry.sha256, entry.size_bytes)
     )
-    checked = _check_results(bundle, manifest, root, set(changed))
+    checked = _check_results(bundle, manifest, root, set(changed), signer.fingerprint)
     if changed:
         raise TamperedFileError(
             f"{bundle}: {changed[0]} differs from its sha256 in {MANIFEST_NAME}{_more(changed)}; "
@@ -137,7 +141,9 @@ def _check_listing(bundle: Path, manifest: Manifest, present: Mapping[str, objec
         )
 
 
-def _check_results(bundle: Path, manifest: Manifest, root: Path, changed: set[str]) -> int:
+def _check_results(
+    bundle: Path, manifest: Manifest, root: Path, changed: set[str], signer: str
+) -> int:
     """Compare each result.json with its detail log where the log is intact; how many were."""
     checked = 0
     for path in sorted(manifest.files):
@@ -147,8 +153,10 @@ def _check_results(bundle: Path, manifest: Manifest, root: Path, changed: set[st
             continue
         try:
             found = check_run(root.joinpath(*pure.parts))
-        except ResultError as exc:  # an intact, signed log that LoadGen did not write
-            raise BundleError(f"{bundle}: {exc}; remake the bundle from the run") from None
+        except ResultError as exc:  # a file that is not what LoadGen or beyond-tops writes
+            raise _unreadable(
+                bundle, str(exc).replace(f"{root}{os.sep}", ""), path in changed, signer
+            ) from None
         if found:
             raise EditedResultError(
                 f"{bundle}: {path}: {describe_all(found)}; the result was edited after LoadGen "
@@ -156,6 +164,19 @@ def _check_results(bundle: Path, manifest: Manifest, root: Path, changed: set[st
             )
         checked += 1
     return checked
+
+
+def _unreadable(bundle: Path, problem: str, altered: bool, signer: str) -> BundleError:
+    """A bundled file that cannot be read: tampered with after signing, or signed broken."""
+    if altered:
+        return TamperedFileError(
+            f"{bundle}: {problem}; its sha256 is not the one in {MANIFEST_NAME}: it was "
+            f"altered after signing: {AGAIN}"
+        )
+    return BundleError(
+        f"{bundle}: {problem}; its sha256 is the one signed by {signer}, so it was bundled "
+        "so (not altered after): remake the bundle from the run"
+    )
 
 
 def _more(paths: Sequence[str]) -> str:

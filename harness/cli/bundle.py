@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from harness.errors import ConfigError, UntrustedKeyError
+from harness.text import printable
 
 P = TypeVar("P", bound=argparse.ArgumentParser)  # whichever parser class the CLI uses
 
@@ -107,9 +108,9 @@ def _verify(args: argparse.Namespace) -> int:
     print(f"  files    {verdict.files} match their sha256 in MANIFEST.json")
     print(f"  results  {verdict.results_checked} result.json agree with their LoadGen logs")
     commit = made_by.get("git_commit") or "an unknown commit"
-    print(f"  made by  beyond-tops {made_by.get('harness_version')} at {commit}")
+    print(printable(f"  made by  beyond-tops {made_by.get('harness_version')} at {commit}"))
     for root in verdict.roots:
-        print(f"  bundled  {root}")
+        print(printable(f"  bundled  {root}"))
     if verdict.trusted_by is None and not args.trust_any:
         raise UntrustedKeyError(
             f"{args.bundle}: signer {verdict.signer_fingerprint} was not checked against any "

@@ -11,7 +11,7 @@ from typing import TypeVar
 from harness.errors import ConfigError
 
 P = TypeVar("P", bound=argparse.ArgumentParser)  # whichever parser class the CLI uses
-_VERSION = re.compile(r"^\d+\.\d+$")
+_VERSION = re.compile(r"[0-9]{1,3}\.[0-9]{1,3}")  # a round: 4.1, 5.0 (ASCII digits only)
 
 
 def add_import_verb(verbs: argparse._SubParsersAction[P]) -> None:
@@ -45,7 +45,7 @@ def _import_mlperf(args: argparse.Namespace) -> int:
     from harness.published.importer import import_mlperf
 
     version = args.mlperf_version
-    if version is not None and not _VERSION.match(version):
+    if version is not None and not _VERSION.fullmatch(version):
         raise ConfigError(f"--mlperf-version: {version!r} is not a round like 4.1")
     imported = import_mlperf(
         args.path,

@@ -10,6 +10,7 @@ from typing import TypeVar
 from harness.config import MAX_TRIALS
 from harness.errors import ConfigError
 from harness.reproduce.codes import verdict_code_table
+from harness.text import printable
 
 P = TypeVar("P", bound=argparse.ArgumentParser)  # whichever parser class the CLI uses
 
@@ -84,6 +85,6 @@ def _reproduce(args: argparse.Namespace) -> int:
         trusted=tuple(args.trust),
     )
     reproduction, group = reproduce(request, stream=sys.stdout)
-    print(render_reproduction(reproduction))
+    print(printable(render_reproduction(reproduction)))
     print(group / REPRODUCTION_FILE)
     return reproduction.exit_code

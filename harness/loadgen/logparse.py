@@ -1,14 +1,24 @@
-"""Parse LoadGen's detail log (its `:::MLLOG` JSON lines) into the numbers a result needs."""
+"""Parse LoadGen's detail log (its `:::MLLOG` JSON lines) into the numbers a result needs.
+
+A log may come from a tree or a bundle we did not write: it is read as a regular file of at
+most MAX_LOG_BYTES of UTF-8 (harness.foreign), each value holds only finite numbers in the
+64-bit range (harness.strictjson), and a number read from it must be one: every refusal is a
+ResultError naming the file (and line or key).
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.errors import ResultError
+from harness.foreign import MAX_LOG_BYTES, read_text
+from harness.strictjson import INT_MAX, INT_MIN, bad_number
 
 _PREFIX = ":::MLLOG "
 PERCENTILES = {
@@ -28,6 +38,7 @@ class DetailLog:
     values: Mapping[str, Any]
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
+    source: str = field(default="<lines>", compare=False)  # the file errors name
 
     def get(self, key: str, default: Any = None) -> Any:
         """The logged value of `key`, or `default` when LoadGen did not log it."""
@@ -46,8 +57,9 @@ def parse_detail_lines(lines: Iterable[str], source: str = "<lines>") -> DetailL
         try:
             entry = json.loads(line[len(_PREFIX) :])
             key, value = entry["key"], entry["value"]
-        except (json.JSONDecodeError, KeyError, TypeError):
+        except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
             raise ResultError(f"{source}:{number}: not a valid :::MLLOG line") from None
+        _check_numbers(key, value, f"{source}:{number}")
         meta = entry.get("metadata") or {}
         if meta.get("is_error") or key == "error_runtime":
             errors.append(f"{key}: {value}")
@@ -58,16 +70,26 @@ def parse_detail_lines(lines: Iterable[str], source: str = "<lines>") -> DetailL
         values[key] = value
     if reasons:
         values["result_invalid_reason"] = reasons
-    return DetailLog(values=values, errors=tuple(errors), warnings=tuple(warnings))
+    return DetailLog(values=values, errors=tuple(errors), warnings=tuple(warnings), source=source)
+
+
+def _check_numbers(key: object, value: object, where: str) -> None:
+    found = bad_number(value)
+    if found is not None:
+        at, problem = found
+        name = key if at == "the value" else f"{key}{'' if at[0] == '[' else '.'}{at}"
+        raise ResultError(
+            f"{where}: {str(name)[:80]} {problem}; LoadGen writes no such value: the log was "
+            "edited or damaged"
+        )
 
 
 def parse_detail_log(path: Path) -> DetailLog:
-    """Read and parse `mlperf_log_detail.txt`."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            return parse_detail_lines(handle, str(path))
-    except FileNotFoundError:
-        raise ResultError(f"{path}: LoadGen wrote no detail log; the run did not start") from None
+    """Read and parse `mlperf_log_detail.txt` (a regular file, bounded; see the module)."""
+    if not os.path.lexists(path):
+        raise ResultError(f"{path}: LoadGen wrote no detail log; the run did not start")
+    text = read_text(path, ResultError, MAX_LOG_BYTES)
+    return parse_detail_lines(text.splitlines(), str(path))
 
 
 def latency_percentiles_ns(log: DetailLog) -> dict[str, int | None]:
@@ -79,15 +101,48 @@ def latency_percentiles_ns(log: DetailLog) -> dict[str, int | None]:
     query = "_per_query" if log.get("result_50.00_percentile_per_query_latency_ns") else ""
     stat = "_query" if query else ""
     out: dict[str, int | None] = {
-        name: _int_or_none(log.get(f"result_{pct}_percentile{query}_latency_ns"))
+        name: logged_int(log, f"result_{pct}_percentile{query}_latency_ns")
         for name, pct in PERCENTILES.items()
     }
-    out["mean"] = _int_or_none(log.get(f"result_mean{stat}_latency_ns"))
-    out["min"] = _int_or_none(log.get(f"result_min{stat}_latency_ns"))
-    out["max"] = _int_or_none(log.get(f"result_max{stat}_latency_ns"))
-    out["early_stopping_p90"] = _int_or_none(log.get("early_stopping_latency_ss"))
-    out["early_stopping_p99"] = _int_or_none(log.get("early_stopping_latency_ms")) or None
+    out["mean"] = logged_int(log, f"result_mean{stat}_latency_ns")
+    out["min"] = logged_int(log, f"result_min{stat}_latency_ns")
+    out["max"] = logged_int(log, f"result_max{stat}_latency_ns")
+    out["early_stopping_p90"] = logged_int(log, "early_stopping_latency_ss")
+    out["early_stopping_p99"] = logged_int(log, "early_stopping_latency_ms") or None
     return out
+
+
+def logged_int(log: DetailLog, key: str) -> int | None:
+    """A whole number LoadGen logged under `key` (None if absent); ResultError if not one."""
+    value = log.get(key)
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer() and INT_MIN <= value <= INT_MAX:
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise ResultError(
+        f"{log.source}: {key} is {_shown(value)}, not a whole number in the 64-bit range; {_EDITED}"
+    )
+
+
+def logged_float(log: DetailLog, key: str) -> float | None:
+    """A number LoadGen logged under `key` (None if absent); ResultError if not a finite one."""
+    value = log.get(key)
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number):
+            return number
+    raise ResultError(f"{log.source}: {key} is {_shown(value)}, not a number; {_EDITED}")
+
+
+_EDITED = "LoadGen writes one: the log was edited or damaged"
+
+
+def _shown(value: object) -> str:
+    return f"{value!r:.60}"
 
 
 def samples_per_second(log: DetailLog) -> float | None:
@@ -99,25 +154,18 @@ def samples_per_second(log: DetailLog) -> float | None:
     """
     for key in ("result_samples_per_second", "result_completed_samples_per_sec"):
         if log.get(key) is not None:
-            return float(log.get(key))
-    per_query, mean_ns = (
-        log.get("effective_samples_per_query"),
-        log.get("result_mean_query_latency_ns"),
-    )
+            return logged_float(log, key)
+    per_query = logged_float(log, "effective_samples_per_query")
+    mean_ns = logged_float(log, "result_mean_query_latency_ns")
     if log.get("effective_scenario") == "MultiStream" and per_query and mean_ns:
-        return float(per_query) * 1e9 / float(mean_ns)
-    qps = log.get("result_qps_with_loadgen_overhead")
-    return None if qps is None else float(qps)
+        return per_query * 1e9 / mean_ns
+    return logged_float(log, "result_qps_with_loadgen_overhead")
 
 
 def effective_settings(log: DetailLog) -> dict[str, Any]:
     """The settings LoadGen actually used (its `effective_*` keys, prefix removed)."""
     prefix = "effective_"
     return {k[len(prefix) :]: v for k, v in sorted(log.values.items()) if k.startswith(prefix)}
-
-
-def _int_or_none(value: Any) -> int | None:
-    return None if value is None else int(value)
 
 
 _PEAK_FOUND = "FindPeakPerformance: Found peak performance field:"

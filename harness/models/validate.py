@@ -1,8 +1,10 @@
-"""Check a user's or generated ONNX file before any session is built, and fix its free dims."""
+"""Check a user's or generated ONNX file before any session is built, and fix its free dims.
+
+The file itself (regular, bounded, hashed) is checked by harness.models.modelfile first.
+"""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +13,8 @@ import onnx
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
 from harness.errors import ModelError
+from harness.models.modelfile import check_model_file
+from harness.models.modelfile import file_sha256 as file_sha256  # re-exported: its old home
 from harness.runtime.info import max_opset
 
 Dim = int | str | None
@@ -27,15 +31,6 @@ class ModelInfo:
     outputs: tuple[str, ...]
 
 
-def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def runtime_max_opset() -> int:
     """The newest ai.onnx opset the installed onnxruntime knows."""
     return max_opset()
@@ -43,8 +38,7 @@ def runtime_max_opset() -> int:
 
 def inspect_model(path: Path) -> ModelInfo:
     """Parse, opset-check and `onnx.checker`-check a model file; errors say how to fix it."""
-    if not path.is_file():
-        raise ModelError(f"{path}: no such model file; pass an existing .onnx file to --model")
+    check_model_file(path)
     model = _parse(path)
     opset = _default_opset(model, path)
     limit = runtime_max_opset()

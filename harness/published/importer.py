@@ -57,18 +57,27 @@ def import_mlperf(
             on_skip(skipped[-1])
     written: list[Path] = []
     notes: list[str] = []
+    existing = 0
     root = prepare_out(out) if readings else out
     for reading in readings:
-        target = store(reading, root)
         name = record_name(reading.record)
+        try:
+            target = store(reading, root)
+        except ResultError as exc:  # a file changed since it was read, or out is unwritable
+            skipped.append(f"{exc}; skipped")
+            on_skip(skipped[-1])
+            continue
         if target is None:
+            existing += 1
             skipped.append(f"{root / name}: already exists; a record is never overwritten")
             on_skip(skipped[-1])
             continue
         written.append(target)
         notes += [f"{name}: {w}" for w in reading.record.import_warnings]
     if not written:
-        raise ResultError(_nothing(path, len(locations), skipped, existed=bool(readings)))
+        raise ResultError(
+            _nothing(path, len(locations), skipped, existed=existing == len(readings) > 0)
+        )
     return Imported(written=tuple(written), skipped=tuple(skipped), notes=tuple(notes))
 
 

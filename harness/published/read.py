@@ -2,12 +2,13 @@
 
 A file that stops the result being read (no detail log, a malformed line, no metric) raises
 ResultError naming it; what only leaves a field unknown (no system JSON, an old LoadGen's
-missing key) becomes an import warning recorded with the result.
+missing key) becomes an import warning recorded with the result. Every file is read through
+harness.published.files: inside the tree, regular, bounded; only files read and accepted
+are copied into the record.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -21,9 +22,10 @@ from harness.loadgen.logparse import (
     DetailLog,
     effective_settings,
     latency_percentiles_ns,
-    parse_detail_log,
+    logged_float,
     samples_per_second,
 )
+from harness.published import files
 from harness.published.tree import Location, tree_version
 from harness.results.published import MainMetric, PublishedResult, PublishedSystem, model_key
 from harness.results.records import Latencies, SettingValue
@@ -65,35 +67,46 @@ _DETAIL_KEYS: Mapping[str, str] = {
 
 @dataclass(frozen=True, kw_only=True)
 class Reading:
-    """A result read: its record, and the tree's files to keep beside it (source, name)."""
+    """A result read: its record, and the tree's files to keep beside it (source, name).
+
+    Each source was read and accepted; `root` is the tree, which a copy must not leave.
+    """
 
     record: PublishedResult
     copies: tuple[tuple[Path, str], ...]
+    root: Path
 
 
 def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str) -> Reading:
     """Read one result; ResultError (naming the file) when it cannot be imported."""
     warnings: list[str] = []
+    copies: list[tuple[Path, str]] = []
     detail, summary = loc.run_dir / DETAIL_LOG, loc.run_dir / SUMMARY_LOG
-    log = _detail(detail)
+    log = _detail(loc.root, detail)
+    copies.append((detail, DETAIL_LOG))
     _check_log(log, loc, detail)
     lat = _latencies(log, detail)
-    metric = _metric(loc.scenario, log, lat, _optional_text(summary, warnings), detail, warnings)
+    summary_text = _summary(loc.root, summary, warnings, copies)
+    metric = _metric(loc.scenario, log, lat, summary_text, detail, warnings)
     valid = _validity(log, detail, warnings)
     system_file = loc.org_dir / "systems" / f"{loc.system}.json"
-    system_data = _json_object(system_file, "system description", warnings)
-    _division_check(loc, system_data, system_file, warnings)
+    system_data = _json_object(loc.root, system_file, "system description", warnings)
+    if system_data is not None:
+        copies.append((system_file, f"systems/{system_file.name}"))
+    _division_check(loc, system_data or {}, system_file, warnings)
     measured = _measurements(loc, warnings)
     types = measured[1] if measured else {}
+    if measured is not None:
+        copies.append((measured[0], f"measurements/{measured[0].name}"))
     accuracy = loc.scenario_dir / "accuracy" / ACCURACY_FILE
-    copies = _copies(detail, summary, system_file, accuracy, measured)
+    accuracy_line = _accuracy(loc.root, accuracy, warnings, copies)
     record = PublishedResult(
         source="published",
         org=loc.org,
         division=loc.division,
         mlperf_version=mlperf_version or tree_version(loc),
         loadgen_version=_text(log.get("loadgen_version")),
-        system=_system(loc.system, system_data),
+        system=_system(loc.system, system_data or {}),
         benchmark=loc.benchmark,
         model=model_key(loc.benchmark),
         scenario=loc.scenario,
@@ -102,14 +115,14 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
         valid=valid,
         invalid_reasons=_invalid_reasons(log),
         metric=metric,
-        samples_per_second=_number(samples_per_second, log),
-        scheduled_samples_per_second=_number(
-            lambda x: x.get(_DETAIL_KEYS["scheduled_samples_per_second"]), log
+        samples_per_second=samples_per_second(log),
+        scheduled_samples_per_second=logged_float(
+            log, _DETAIL_KEYS["scheduled_samples_per_second"]
         ),
         latency_ns=Latencies(**lat),
         early_stopping_met=_bool(log.get("early_stopping_met")),
         settings=_settings(log),
-        accuracy=_first_line(accuracy),
+        accuracy=accuracy_line,
         loadgen_errors=log.errors,
         loadgen_warnings=log.warnings,
         import_warnings=tuple(warnings),
@@ -117,7 +130,7 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
         files=tuple(name for _, name in copies),
         imported_utc=imported_utc,
     )
-    return Reading(record=record, copies=copies)
+    return Reading(record=record, copies=tuple(copies), root=loc.root)
 
 
 def _invalid_reasons(log: DetailLog) -> tuple[str, ...]:
@@ -125,15 +138,10 @@ def _invalid_reasons(log: DetailLog) -> tuple[str, ...]:
     return tuple(str(r).strip() for r in reasons if str(r).strip())
 
 
-def _detail(path: Path) -> DetailLog:
-    if not path.is_file():
+def _detail(root: Path, path: Path) -> DetailLog:
+    if not files.present(path):
         raise ResultError(f"{path}: no detail log (LoadGen's {DETAIL_LOG}); the result has no data")
-    try:
-        return parse_detail_log(path)
-    except UnicodeDecodeError as exc:
-        raise ResultError(f"{path}: not UTF-8 text (byte {exc.start}); not a LoadGen log") from None
-    except OSError as exc:
-        raise ResultError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    return files.detail_log(root, path)
 
 
 def _check_log(log: DetailLog, loc: Location, path: Path) -> None:
@@ -192,16 +200,6 @@ def _validity(log: DetailLog, path: Path, warnings: list[str]) -> bool | None:
     return str(verdict).upper() == "VALID"
 
 
-def _number(get: Any, log: DetailLog) -> float | None:
-    """A number LoadGen logged, or None where it logged none or no finite number."""
-    try:
-        value = get(log)
-        number = None if value is None else float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if number is not None and math.isfinite(number) else None
-
-
 def _bool(value: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
@@ -217,37 +215,52 @@ def _settings(log: DetailLog) -> dict[str, SettingValue]:
     return dict(sorted({**scalars, **finite}.items()))
 
 
-def _optional_text(path: Path, warnings: list[str]) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+def _summary(
+    root: Path, path: Path, warnings: list[str], copies: list[tuple[Path, str]]
+) -> str | None:
+    """The summary log's text, copied; a warning naming it when absent or not one."""
+    if not files.present(path):
         warnings.append(f"{path}: no summary log; the detail log alone is imported")
-    except OSError as exc:
-        warnings.append(f"{path}: cannot read it ({exc.strerror or exc}); not imported")
-    return None
-
-
-def _first_line(path: Path) -> str | None:
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
         return None
-    return lines[0].strip() if lines and lines[0].strip() else None
-
-
-def _json_object(path: Path, what: str, warnings: list[str]) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except FileNotFoundError:
+        text = files.summary_log(root, path)
+    except ResultError as exc:
+        warnings.append(f"{exc}; not imported: the detail log alone is")
+        return None
+    copies.append((path, SUMMARY_LOG))
+    return text
+
+
+def _accuracy(
+    root: Path, path: Path, warnings: list[str], copies: list[tuple[Path, str]]
+) -> str | None:
+    """accuracy.txt's first line, the file copied; None where the tree has no readable one.
+
+    An accuracy.txt that cannot be read (a link out of the tree, a FIFO, binary) is a
+    warning naming it: its result still imports, with no accuracy.
+    """
+    if not files.present(path):
+        return None
+    try:
+        lines = files.text_file(root, path).splitlines()
+    except ResultError as exc:
+        warnings.append(f"{exc}; accuracy not imported")
+        return None
+    copies.append((path, f"accuracy/{ACCURACY_FILE}"))
+    first = lines[0].strip() if lines else ""
+    return first[: files.MAX_FIELD_CHARS] or None
+
+
+def _json_object(root: Path, path: Path, what: str, warnings: list[str]) -> dict[str, Any] | None:
+    """A system JSON's well-typed fields; None (with a warning naming it) where it is not one."""
+    if not files.present(path):
         warnings.append(f"{path}: no {what}; its fields are unknown")
-        return {}
-    except (OSError, ValueError) as exc:
-        warnings.append(f"{path}: {what} not readable JSON ({exc}); its fields are unknown")
-        return {}
-    if not isinstance(data, dict):
-        warnings.append(f"{path}: {what} is not a JSON object; its fields are unknown")
-        return {}
-    return data
+        return None
+    try:
+        return files.json_fields(root, path, files.SYSTEM_FIELDS, warnings)
+    except ResultError as exc:
+        warnings.append(f"{exc}; {what} not imported: its fields are unknown")
+        return None
 
 
 def _measurements(loc: Location, warnings: list[str]) -> tuple[Path, dict[str, Any]] | None:
@@ -258,8 +271,12 @@ def _measurements(loc: Location, warnings: list[str]) -> tuple[Path, dict[str, A
     except OSError:
         candidates = []
     for path in candidates:
-        data = _json_object(path, "measurements JSON", warnings)
-        if "weight_data_types" in data or "input_data_types" in data:
+        try:
+            data = files.json_fields(loc.root, path, files.MEASUREMENT_FIELDS, warnings)
+        except ResultError as exc:
+            warnings.append(f"{exc}; measurements JSON not imported")
+            continue
+        if data:
             return path, data
     return None
 
@@ -300,26 +317,5 @@ def _division_check(
         warnings.append(f"{path}: says division {stated!r}; the tree puts it in {loc.division!r}")
 
 
-def _copies(
-    detail: Path,
-    summary: Path,
-    system: Path,
-    accuracy: Path,
-    measurements: tuple[Path, dict[str, Any]] | None,
-) -> tuple[tuple[Path, str], ...]:
-    wanted = [
-        (detail, DETAIL_LOG),
-        (summary, SUMMARY_LOG),
-        (system, f"systems/{system.name}"),
-        (accuracy, f"accuracy/{ACCURACY_FILE}"),
-    ]
-    if measurements is not None:
-        wanted.append((measurements[0], f"measurements/{measurements[0].name}"))
-    return tuple((src, name) for src, name in wanted if src.is_file())
-
-
 def _latencies(log: DetailLog, path: Path) -> dict[str, int | None]:
-    try:
-        return latency_percentiles_ns(log)
-    except (TypeError, ValueError):
-        raise ResultError(f"{path}: a latency percentile is not a whole number of ns") from None
+    return latency_percentiles_ns(log)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness.errors import ResultError
 from harness.files import atomic_write_bytes
+from harness.published.files import file_bytes
 from harness.published.read import Reading
 from harness.results.published import PublishedResult, write_published
 
@@ -50,7 +51,7 @@ def store(reading: Reading, out: Path) -> Path | None:
     try:
         tmp.mkdir()
         for source, name in reading.copies:
-            atomic_write_bytes(tmp / name, _read(source))
+            atomic_write_bytes(tmp / name, file_bytes(reading.root, source))
         write_published(reading.record, tmp)
         os.rename(tmp, final)
     except FileExistsError:
@@ -61,13 +62,6 @@ def store(reading: Reading, out: Path) -> Path | None:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return final
-
-
-def _read(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise ResultError(f"{path}: cannot read it to copy ({exc.strerror or exc})") from None
 
 
 def _safe(name: str) -> str:

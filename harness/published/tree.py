@@ -2,6 +2,8 @@
 
 A result is ``<division>/<org>/results/<system>/<benchmark>/<scenario>/performance/run_1``;
 the path given may be the tree's root, a division, an org, a scenario or that run directory.
+The tree is walked without following links to directories: each such link is a line saying
+it was not followed (harness.published.files reads the files, inside the tree only).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class Location:
     benchmark: str
     scenario: ScenarioName
     run_dir: Path  # performance/run_1, or performance/ itself where a tree has no run_1
+    root: Path  # the tree: the directory holding the division; no file is read outside it
 
     @property
     def scenario_dir(self) -> Path:
@@ -66,7 +69,7 @@ def find_locations(path: Path) -> tuple[list[Location], list[str]]:
     found: list[Location] = []
     problems: list[str] = []
     start = path.resolve()
-    for run_dir in _run_dirs(start.parent if start.is_file() else start):
+    for run_dir in _run_dirs(start.parent if start.is_file() else start, problems):
         located = locate(run_dir)
         if isinstance(located, str):
             problems.append(located)
@@ -99,6 +102,7 @@ def locate(run_dir: Path) -> Location | str:
         benchmark=benchmark.name,
         scenario=scenario,
         run_dir=run_dir,
+        root=division.parent,
     )
 
 
@@ -111,15 +115,21 @@ def tree_version(location: Location) -> str | None:
     return None
 
 
-def _run_dirs(path: Path) -> list[Path]:
-    """The directories expected to hold a result's logs, under or at `path`, sorted."""
+def _run_dirs(path: Path, problems: list[str]) -> list[Path]:
+    """The directories expected to hold a result's logs, under or at `path`, sorted.
+
+    A link to a directory is not followed (os.walk's default); each one found is a line in
+    `problems`, so a result behind it is not lost without a word.
+    """
     if RUN_DIR.match(path.name) and path.parent.name == PERFORMANCE_DIR:
         return [path]
     if path.name == PERFORMANCE_DIR:
         return [_run_dir(path)]
     runs: list[Path] = []
-    for top, dirs, _ in os.walk(path):
-        dirs[:] = sorted(d for d in dirs if d not in NOT_RESULTS)
+    for top, dirs, _ in os.walk(path, followlinks=False):
+        links = sorted(d for d in dirs if (Path(top) / d).is_symlink())
+        problems += [_not_followed(Path(top) / d) for d in links if d not in NOT_RESULTS]
+        dirs[:] = sorted(d for d in dirs if d not in NOT_RESULTS and d not in links)
         if PERFORMANCE_DIR in dirs:
             runs.append(_run_dir(Path(top) / PERFORMANCE_DIR))
             dirs.remove(PERFORMANCE_DIR)
@@ -136,3 +146,15 @@ def _run_dir(performance: Path) -> Path:
         (int(m.group(1)), p) for p in entries if p.is_dir() and (m := RUN_DIR.match(p.name))
     ]
     return min(numbered)[1] if numbered else performance
+
+
+def _not_followed(link: Path) -> str:
+    """A line for a link to a directory met in the walk: where it leads, and that it is skipped."""
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return f"{link}: a broken link or a link loop; skipped (a results tree holds no links)"
+    return (
+        f"{link}: a link to a directory ({target}); not followed, as no link in a results tree "
+        "is: copy the directory there instead; skipped"
+    )

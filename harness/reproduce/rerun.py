@@ -9,6 +9,7 @@ each trial's warm-up, as it was when the record was made.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import shutil
 from collections.abc import Sequence
@@ -23,11 +24,12 @@ from harness.errors import ConfigError, HarnessError, ModelError, ResultError
 from harness.files import RESULT_FILE, create_run_dir, read_incomplete
 from harness.job import JOB_FILE
 from harness.loadgen.logparse import effective_settings, parse_detail_log
+from harness.models.modelfile import check_model_file, file_sha256
 from harness.models.registry import cache_dir, zoo_model_path
-from harness.models.validate import file_sha256
 from harness.pipeline import Launcher, RunSpec, spec_of_run
 from harness.reproduce.checks import Settings
 from harness.reproduce.record import REPRODUCTION_FILE, write_reproduction
+from harness.reproduce.source import check_numbers, check_source
 from harness.reproduce.tolerance import Tolerance
 from harness.reproduce.verdict import BundleRecord, Evidence, Reproduction, judge
 from harness.results.groupfile import SWEEP_FILE, TRIALS_FILE
@@ -85,10 +87,7 @@ def reproduce(
 
 def load_recorded(path: Path) -> Recorded:
     """A run directory or a trials group, with the job its runs ran."""
-    if (path / SWEEP_FILE).is_file():
-        raise ConfigError(
-            f"{path}: a batch sweep; reproduce one of its points (a bs-N directory in it)"
-        )
+    check_source(path)
     group = load_group(path)
     runs = group.runs
     if not runs.results:
@@ -110,18 +109,19 @@ def checked_model(recorded: Recorded, model: Path | None) -> RunSpec:
     want = result.precision.source_sha256
     spec = recorded.spec
     if model is not None:
-        if _sha256(model) is None:
+        if not os.path.lexists(model):
             raise ModelError(
                 f"--model {model}: no such file; pass the file the recorded run measured "
                 f"(sha256 {want})"
             )
+        check_model_file(model)  # a loop, FIFO, device or directory: refused, never read
         return dataclasses.replace(spec, model_override=model)
     tried: list[str] = []
     for path in _job_model(spec):
         got = _sha256(path)
         if got == want:
             return spec
-        tried.append(f"{path}: {'missing' if got is None else got[:16]}")
+        tried.append(f"{path}: {'missing or not a regular file' if got is None else got[:16]}")
     for path in _other_copies(result, want):
         if _sha256(path) == want:
             return dataclasses.replace(spec, model_override=path)
@@ -215,6 +215,8 @@ def _recorded(
     is_group: bool,
 ) -> Recorded:
     """The recorded runs; all of them must have run one job (a group's trials do)."""
+    for run_dir in run_dirs:
+        check_numbers(run_dir)
     specs = [spec_of_run(run_dir) for run_dir in run_dirs]
     for run_dir, spec in zip(run_dirs[1:], specs[1:], strict=True):
         if _job_key(spec) != _job_key(specs[0]):
@@ -267,8 +269,8 @@ def _other_copies(result: RunResult, sha256: str) -> list[Path]:
 
 def _sha256(path: Path) -> str | None:
     try:
-        return file_sha256(path)
-    except OSError:  # missing, a directory, unreadable: not the file
+        return file_sha256(path)  # bounded, regular files only, a progress line per GiB
+    except ModelError:  # missing, a loop, a FIFO, a device, a directory: not the file
         return None
 
 

@@ -18,6 +18,7 @@ from harness.errors import ResultError
 from harness.files import atomic_write_text
 from harness.results.codec import from_data, schema_problem, to_data
 from harness.results.records import Latencies, SettingValue
+from harness.strictjson import loads
 
 PUBLISHED_SCHEMA_VERSION = 1
 RECORD_FILE = "published.json"
@@ -160,7 +161,8 @@ def load_published(path: Path) -> PublishedResult:
     """Read a published record (its directory or published.json); one line for any problem."""
     file = path / RECORD_FILE if path.is_dir() else path
     try:
-        data: Any = json.loads(file.read_text(encoding="utf-8"))
+        # strict: no NaN or Infinity (issue #23), each refused by its key
+        data: Any = loads(file.read_text(encoding="utf-8"), str(file), ResultError)
     except FileNotFoundError:
         raise ResultError(
             f"{file}: no such published record; import one with `harness import mlperf`"

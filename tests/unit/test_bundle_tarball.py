@@ -114,7 +114,7 @@ def test_unsafe_members_are_refused_and_nothing_escapes(
     with pytest.raises(BundleError, match=message):
         unpack(archive, into)
     assert not (tmp_path / "evil").exists() and not Path("/tmp/evil").exists()
-    assert [p.name for p in into.rglob("*")] == ["MANIFEST.json"]
+    assert list(into.rglob("*")) == []  # every header is checked before anything is written
 
 
 def test_verify_refuses_an_unsafe_member_with_its_own_code(
@@ -157,3 +157,48 @@ def test_what_is_not_a_tar_is_a_bundle_error(tmp_path: Path) -> None:
 def _empty(path: Path) -> Path:
     path.mkdir()
     return path
+
+
+@pytest.mark.parametrize(
+    ("bound", "value", "members", "message"),
+    [
+        ("MAX_MEMBERS", 2, 3, "more than 2 members"),
+        ("MAX_MEMBER_BYTES", 4, 1, "holds 5 bytes, more than the 4 a bundled file may"),
+        ("MAX_TOTAL_BYTES", 9, 2, "hold more than 9 bytes in all"),
+        ("MAX_KEPT_BYTES", 4, 1, "'MANIFEST.json' holds 5 bytes, more than the 4"),
+    ],
+    ids=["count", "member-size", "total-size", "kept-size"],
+)
+def test_past_a_bound_nothing_is_unpacked(
+    bound: str,
+    value: int,
+    members: int,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(f"harness.bundle.tarball.{bound}", value)
+    names = ["MANIFEST.json"] if bound == "MAX_KEPT_BYTES" else [f"f{n}" for n in range(members)]
+    archive = _tar(tmp_path / "b.tar", *((tarfile.TarInfo(n), b"12345") for n in names))
+    into = tmp_path / "into"
+    into.mkdir()
+    with pytest.raises(BundleError, match=message) as caught:
+        unpack(archive, into, keep=("MANIFEST.json",))
+    assert "refused before unpacking" in str(caught.value)
+    assert list(into.iterdir()) == []
+
+
+def test_bundle_refuses_a_file_verify_would_refuse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("harness.bundle.make.MAX_MEMBER_BYTES", 100)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "result.json").write_text("{}")
+    (run / "telemetry.csv").write_bytes(b"x" * 101)
+    assert main(["keygen", "--out", str(tmp_path / "key")]) == 0
+    out = tmp_path / "b.tar"
+    assert main(["bundle", str(run), "--key", str(tmp_path / "key"), "--out", str(out)]) == 6
+    err = capsys.readouterr().err
+    assert f"{run / 'telemetry.csv'}: larger than the 100 bytes a bundled file may hold" in err
+    assert not out.exists()

@@ -107,7 +107,9 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_directory_is_not_a_model(tmp_path: Path) -> None:
-    assert "no such model file" in _model_error(tmp_path)
+    assert _model_error(tmp_path) == (
+        f"{tmp_path}: is a directory, not a regular file; give a regular file"
+    )
 
 
 def test_empty_file(tmp_path: Path) -> None:

@@ -1,0 +1,92 @@
+"""JSON from files we did not write: finite numbers in range, bounded nesting, errors by key.
+
+Grammar (issue #23): a number is finite (no `NaN`, `Infinity`, nor a literal such as `1e999`
+that overflows to one) and an integer lies in -2**63 .. 2**64-1 (what a 64-bit field of
+LoadGen or of a record holds); values nest at most MAX_DEPTH deep. Every refusal is the
+caller's HarnessError naming the file and the key path (`latency_ns.p90`, `files[3].size`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.foreign import MAX_JSON_BYTES, read_text
+
+MAX_DEPTH = 32  # a result.json nests 5 deep; json itself fails near 1000 with RecursionError
+INT_MIN, INT_MAX = -(2**63), 2**64 - 1
+
+ErrorType = type[HarnessError]
+
+
+def bad_number(data: object) -> tuple[str, str] | None:
+    """(key path, what is wrong) of the first non-finite or out-of-range number, or None.
+
+    What is wrong reads after the key: `is NaN, not a finite number`, `is 1e+30, out of the
+    64-bit range`, `nests more than 32 levels deep`.
+    """
+    stack: list[tuple[object, str, int]] = [(data, "", 0)]
+    while stack:
+        value, at, depth = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return _short(at), f"is {_show(value)}, not a finite number"
+        if isinstance(value, int) and not isinstance(value, bool):
+            if not INT_MIN <= value <= INT_MAX:
+                return _short(at), f"is {value:.3g}, out of the 64-bit range"
+        elif isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                return _short(at), f"nests more than {MAX_DEPTH} levels deep"
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in reversed(list(items)):
+                stack.append((item, _join(at, key), depth + 1))
+    return None
+
+
+def loads(text: str, source: str, error: ErrorType) -> Any:
+    """Parse JSON text; `error` naming `source` (and the key) for what the grammar refuses."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise error(f"{source}: nests more than {MAX_DEPTH} levels deep; not a record") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer of more than 4300 digits
+        raise error(f"{source}: not readable JSON ({_first_line(exc)})") from None
+    found = bad_number(data)
+    if found is not None:
+        key, problem = found
+        raise error(
+            f"{source}: {key} {problem}; JSON records hold no such value: the file was edited "
+            "or damaged"
+        )
+    return data
+
+
+def read_json(path: Path, error: ErrorType, limit_bytes: int = MAX_JSON_BYTES) -> Any:
+    """A regular file's JSON (UTF-8, a leading BOM allowed), bounded, checked as `loads`."""
+    text = read_text(path, error, limit_bytes)
+    return loads(text.removeprefix("\ufeff"), str(path), error)
+
+
+def _short(at: str) -> str:
+    """A key path as a message shows it: `the value` for the top, at most 80 characters."""
+    if not at:
+        return "the value"
+    return at if len(at) <= 80 else f"{at[:77]}..."
+
+
+def _join(at: str, key: object) -> str:
+    if isinstance(key, int):
+        return f"{at}[{key}]"
+    name = str(key)[:64]  # a hostile key stays short in the message
+    return f"{at}.{name}" if at else name
+
+
+def _show(value: float) -> str:
+    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+
+
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
