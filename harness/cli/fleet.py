@@ -213,7 +213,7 @@ def _k8s_query(plan: FleetPlan) -> Query | None:
     if not plan.scheduler.get("applied") or not name:
         return None
     try:
-        from harness.fleet.k8s import job_status
+        from harness.fleet.k8s.cluster import job_status
 
         states = job_status(str(name), namespace=str(plan.scheduler.get("namespace", "default")))
     except HarnessError as exc:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from harness.errors import ConfigError, SchedulerError
 
 if TYPE_CHECKING:
-    from harness.fleet.k8s import K8sJobSpec, ResultsVolume
+    from harness.fleet.k8s.spec import K8sJobSpec, ResultsVolume
     from harness.fleet.plan import Entry, FleetPlan, TaskSpec
     from harness.fleet.slurm import SlurmOptions, Submission
     from harness.fleet.staging import Staging
@@ -191,8 +191,11 @@ def _submit(fleet: Path, plan: FleetPlan, submissions: list[Submission]) -> None
 def plan_k8s(args: argparse.Namespace) -> Path:
     """Plan a Kubernetes fleet and write its Job (and, with --apply, create it); its path."""
     from harness.files import atomic_write_text
-    from harness.fleet import k8s
     from harness.fleet.grammar import check_image, check_path
+    from harness.fleet.k8s.cluster import apply_job
+    from harness.fleet.k8s.job import build_job, manifest_yaml
+    from harness.fleet.k8s.spec import ResultsVolume, dns_label_like
+    from harness.fleet.k8s.validate import validate_manifest
     from harness.fleet.plan import save_plan, write_plan
     from harness.fleet.staging import planned
 
@@ -201,20 +204,18 @@ def plan_k8s(args: argparse.Namespace) -> Path:
         if value is not None:
             check_path(option, value)
     check_image("--image", args.image)
-    volume = k8s.ResultsVolume(
-        claim=args.claim, host_path=args.host_path, mount_path=args.mount_path
-    )
+    volume = ResultsVolume(claim=args.claim, host_path=args.host_path, mount_path=args.mount_path)
     args.runner = "local"  # in a pod, workers run in the pod's own image
     shards = resolve(args, [], args.nodes)
     fleet = shards.final
-    name = k8s.dns_label_like(f"bt-{fleet.name}")
+    name = dns_label_like(f"bt-{fleet.name}")
     spec = _job_spec(
         args, volume, name, f"{args.mount_path.rstrip('/')}/{fleet.name}", shards.tasks
     )
-    job = k8s.build_job(spec)
-    text = k8s.manifest_yaml(job)
+    job = build_job(spec)
+    text = manifest_yaml(job)
     manifest = fleet / "job.yaml"
-    k8s.validate_manifest(text, where=str(manifest))
+    validate_manifest(text, where=str(manifest))
     scheduler = {"namespace": args.namespace, "job": name, "applied": False}
     with planned(fleet) as staging:
         plan = dataclasses.replace(fill(args, shards, staging, "k8s", []), scheduler=scheduler)
@@ -225,7 +226,7 @@ def plan_k8s(args: argparse.Namespace) -> Path:
         print(f"# not applied; to apply: kubectl apply -f {manifest}", file=sys.stderr)
         return fleet
     try:
-        created = k8s.apply_job(job, namespace=args.namespace, kubeconfig=args.kubeconfig)
+        created = apply_job(job, namespace=args.namespace, kubeconfig=args.kubeconfig)
     except SchedulerError as exc:
         raise SchedulerError(f"{exc}; the fleet is planned: kubectl apply -f {manifest}") from None
     save_plan(fleet, dataclasses.replace(plan, scheduler={**scheduler, "applied": True}))
@@ -236,9 +237,9 @@ def plan_k8s(args: argparse.Namespace) -> Path:
 def _job_spec(
     args: argparse.Namespace, volume: ResultsVolume, name: str, fleet_dir: str, tasks: int
 ) -> K8sJobSpec:
-    from harness.fleet import k8s
+    from harness.fleet.k8s.spec import K8sJobSpec
 
-    return k8s.K8sJobSpec(
+    return K8sJobSpec(
         name=name,
         namespace=args.namespace,
         image=args.image,

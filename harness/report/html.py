@@ -19,7 +19,7 @@ from harness.report.blocks import (
     Table,
     numeric_columns,
 )
-from harness.report.markdown import build_report, page_title
+from harness.report.document import build_report, page_title
 from harness.results.published import PublishedResult
 
 CSS = """

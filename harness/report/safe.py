@@ -6,7 +6,7 @@ Every page (report.html, compare.html, every site page) writes each value with `
 compare.md) write each value with `markdown_text`. All of them first make control and bidi
 characters visible (harness.text.printable), so ESC shows as `\x1b` there too.
 
-Report text (the blocks of harness.report.markdown) is plain text with the two inline
+Report text (the blocks of harness.report.document) is plain text with the two inline
 constructs the harness writes itself: `code` and [label](url). A link whose URL `url` refuses
 is not a link: it is shown as the text it was, escaped.
 

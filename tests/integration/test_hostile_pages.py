@@ -1,7 +1,8 @@
 """Issue #23: hostile strings in a real run and an imported MLPerf record, through every output.
 
-One real tiny run is made from a scenario whose `name:` is hostile (the config grammar takes
-any text there), and a copy of it as another machine could have written it, its CPU model
+One real tiny run is made from a scenario whose `name:` is hostile HTML and Markdown (the
+config grammar refuses control characters there, so the run's result.json is then given the
+escape sequences too, as another machine's harness could have written it), and a copy of it as another machine could have written it, its CPU model
 crafted to close the report's link syntax. A hand-made MLPerf tree, the fixture's files with
 every free-text field of its system JSON hostile, is imported with `harness import mlperf`.
 Then `harness site`, `report`, `compare` and `show` run on them, each as its own process.
@@ -43,9 +44,9 @@ NAME = (
     "hostile [x](javascript:alert(1)) <script>alert(1)</script> "
     '"><img src=x onerror=alert(1)> \x1b]0;pwned\x07 \x1b[2J \u202eevil'
 )
-NAME_YAML = (
+NAME_YAML = (  # what a scenario file may hold: no control or bidi character
     '"hostile [x](javascript:alert(1)) <script>alert(1)</script> '
-    '\\"><img src=x onerror=alert(1)> \\e]0;pwned\\a \\e[2J \\u202eevil"'
+    '\\"><img src=x onerror=alert(1)>"'
 )
 SCENARIO = f"""
 name: {NAME_YAML}
@@ -129,6 +130,14 @@ def _hostile_tree(root: Path) -> Path:
     return tree
 
 
+def _foreign_name(run: Path) -> None:
+    """The run's recorded name with the escapes a scenario file may not hold, as if foreign."""
+    result = run / "result.json"
+    data = json.loads(result.read_text())
+    data["scenario_name"] = NAME
+    result.write_text(json.dumps(data))
+
+
 def _other_machine(run: Path, copy: Path) -> Path:
     """A copy of the run as another machine might have written it: its CPU model crafted."""
     shutil.copytree(run, copy)
@@ -147,6 +156,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Built:
     runs = Path("results") / "runs"
     printed_run, _ = _harness(root, model_cache, ["run", str(scenario), "--out", str(runs)], runs)
     run = root / printed_run.strip().splitlines()[-1]
+    _foreign_name(run)
     copy = _other_machine(run, root / "results" / "elsewhere" / COPY_NAME)
     imports = Path("results") / "published"
     tree = _hostile_tree(root)

@@ -29,12 +29,20 @@ from kubernetes.client import (
 from urllib3.exceptions import MaxRetryError
 
 from harness.errors import ConfigError, DependencyError, SchedulerError
-from harness.fleet import k8s
+from harness.fleet.k8s.cluster import apply_job, job_status, load_configuration, parse_index_ranges
+from harness.fleet.k8s.job import build_job, manifest_yaml, resource_amounts, write_manifest
+from harness.fleet.k8s.spec import K8sJobSpec, ResultsVolume, dns_label_like
+from harness.fleet.k8s.validate import (
+    KUBERNETES_VERSION,
+    OLDEST_KUBERNETES_VERSION,
+    field_path,
+    validate_manifest,
+)
 
 FLEET_DIR = "/results/fleet-20260101-quick"
 
 
-def make_spec(hw: str = "cpu", **changes: Any) -> k8s.K8sJobSpec:
+def make_spec(hw: str = "cpu", **changes: Any) -> K8sJobSpec:
     values: dict[str, Any] = {
         "name": "fleet-quick",
         "namespace": "bench",
@@ -43,13 +51,13 @@ def make_spec(hw: str = "cpu", **changes: Any) -> k8s.K8sJobSpec:
         "completions": 3,
         "parallelism": 2,
         "fleet_dir": FLEET_DIR,
-        "volume": k8s.ResultsVolume(claim="results-rwx"),
+        "volume": ResultsVolume(claim="results-rwx"),
     }
-    return k8s.K8sJobSpec(**{**values, **changes})
+    return K8sJobSpec(**{**values, **changes})
 
 
-def rendered(spec: k8s.K8sJobSpec) -> dict[str, Any]:
-    data = yaml.safe_load(k8s.manifest_yaml(k8s.build_job(spec)))
+def rendered(spec: K8sJobSpec) -> dict[str, Any]:
+    data = yaml.safe_load(manifest_yaml(build_job(spec)))
     assert isinstance(data, dict)
     return data
 
@@ -73,9 +81,12 @@ def api() -> Any:
 # ---- import ----
 
 
-def test_importing_the_module_imports_neither_kubernetes_nor_the_validator() -> None:
+def test_importing_the_modules_imports_neither_kubernetes_nor_the_validator() -> None:
     code = (
-        "import harness.fleet.k8s, sys; "
+        "import importlib, pkgutil, sys, harness.fleet.k8s as package; "
+        "names = [m.name for m in pkgutil.iter_modules(package.__path__, 'harness.fleet.k8s.')]; "
+        "assert len(names) >= 5, names; "
+        "[importlib.import_module(name) for name in names]; "
         "assert 'kubernetes' not in sys.modules, 'kubernetes'; "
         "assert 'kubernetes_validate' not in sys.modules, 'kubernetes_validate'"
     )
@@ -87,7 +98,7 @@ def test_a_missing_client_is_a_dependency_error_naming_the_extra(
 ) -> None:
     monkeypatch.setitem(sys.modules, "kubernetes", None)
     with pytest.raises(DependencyError, match=r"`kubernetes`.*\.\[fleet\]"):
-        k8s.build_job(make_spec())
+        build_job(make_spec())
 
 
 # ---- the manifest, per hardware ----
@@ -105,9 +116,9 @@ def test_each_hardware_manifest_validates_strictly_and_says_what_it_should(
     hw: str, gpus: int, gpu_limit: tuple[str, str] | None, selector: dict[str, str]
 ) -> None:
     spec = make_spec(hw, gpus=gpus, cpu="8", memory="32Gi")
-    text = k8s.manifest_yaml(k8s.build_job(spec))
-    for version in (k8s.KUBERNETES_VERSION, k8s.OLDEST_KUBERNETES_VERSION):
-        k8s.validate_manifest(text, where="job.yaml", kubernetes_version=version)
+    text = manifest_yaml(build_job(spec))
+    for version in (KUBERNETES_VERSION, OLDEST_KUBERNETES_VERSION):
+        validate_manifest(text, where="job.yaml", kubernetes_version=version)
 
     manifest = yaml.safe_load(text)
     assert (manifest["apiVersion"], manifest["kind"]) == ("batch/v1", "Job")
@@ -146,7 +157,7 @@ def test_each_hardware_manifest_validates_strictly_and_says_what_it_should(
 
 
 def test_the_yaml_starts_with_how_to_apply_it_by_hand() -> None:
-    text = k8s.manifest_yaml(k8s.build_job(make_spec()))
+    text = manifest_yaml(build_job(make_spec()))
     first, second = text.splitlines()[:2]
     assert first.startswith("#") and "kubectl apply -f job.yaml" in first
     assert second == "# Its state: kubectl get job fleet-quick -n bench"
@@ -173,7 +184,7 @@ def test_shards_spread_over_hosts_and_labels_name_the_fleet() -> None:
 
 def test_options_change_the_manifest_as_documented() -> None:
     spec = make_spec(
-        volume=k8s.ResultsVolume(host_path="/mnt/shared", mount_path="/data"),
+        volume=ResultsVolume(host_path="/mnt/shared", mount_path="/data"),
         fleet_dir="/data/fleet-1",
         node_selector={},
         spread=False,
@@ -182,8 +193,8 @@ def test_options_change_the_manifest_as_documented() -> None:
         ttl_after_finished_s=None,
         supplemental_groups=(44, 992),
     )
-    text = k8s.manifest_yaml(k8s.build_job(spec))
-    k8s.validate_manifest(text, where="job.yaml")
+    text = manifest_yaml(build_job(spec))
+    validate_manifest(text, where="job.yaml")
     manifest = yaml.safe_load(text)
     pod = pod_of(manifest)
     assert pod["volumes"] == [
@@ -206,10 +217,10 @@ def test_a_given_node_selector_replaces_the_hardware_default() -> None:
 
 def test_write_manifest_writes_a_valid_file_naming_itself(tmp_path: Path) -> None:
     path = tmp_path / "fleet-job.yaml"
-    k8s.write_manifest(k8s.build_job(make_spec("rocm")), path)
+    write_manifest(build_job(make_spec("rocm")), path)
     text = path.read_text()
     assert "kubectl apply -f fleet-job.yaml" in text.splitlines()[0]
-    k8s.validate_manifest(text, where=str(path))
+    validate_manifest(text, where=str(path))
     assert [p.name for p in tmp_path.iterdir()] == ["fleet-job.yaml"]  # no temp file left
 
 
@@ -242,7 +253,7 @@ def _broken(change: Any) -> str:
 )
 def test_a_broken_manifest_is_one_line_naming_the_field(change: Any, expected: str) -> None:
     with pytest.raises(ConfigError, match=expected) as caught:
-        k8s.validate_manifest(_broken(change), where="job.yaml")
+        validate_manifest(_broken(change), where="job.yaml")
     assert "\n" not in str(caught.value)
 
 
@@ -252,15 +263,15 @@ def test_validation_never_touches_the_network(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    k8s.validate_manifest(k8s.manifest_yaml(k8s.build_job(make_spec())), where="job.yaml")
+    validate_manifest(manifest_yaml(build_job(make_spec())), where="job.yaml")
 
 
 @pytest.mark.parametrize(
     ("text", "version", "expected"),
     [
-        ("spec: [", k8s.KUBERNETES_VERSION, r"^job\.yaml: not YAML \("),
-        ("- 1\n- 2\n", k8s.KUBERNETES_VERSION, r"^job\.yaml: not a Kubernetes object"),
-        ("apiVersion: batch/v9\nkind: Job\n", k8s.KUBERNETES_VERSION, r"^job\.yaml: .*batch/v9"),
+        ("spec: [", KUBERNETES_VERSION, r"^job\.yaml: not YAML \("),
+        ("- 1\n- 2\n", KUBERNETES_VERSION, r"^job\.yaml: not a Kubernetes object"),
+        ("apiVersion: batch/v9\nkind: Job\n", KUBERNETES_VERSION, r"^job\.yaml: .*batch/v9"),
         ("apiVersion: batch/v1\nkind: Job\n", "1.20.0", r"'1\.20\.0'.*1\.25\.0 to 1\.37\.0"),
         ("apiVersion: batch/v1\nkind: Job\n", "1.99", r"'1\.99'.*pick one"),
     ],
@@ -269,14 +280,14 @@ def test_what_cannot_be_validated_is_said_in_one_line(
     text: str, version: str, expected: str
 ) -> None:
     with pytest.raises(ConfigError, match=expected) as caught:
-        k8s.validate_manifest(text, where="job.yaml", kubernetes_version=version)
+        validate_manifest(text, where="job.yaml", kubernetes_version=version)
     assert "\n" not in str(caught.value)
 
 
 def test_field_paths_read_as_people_write_them() -> None:
     parts = ["spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"]
-    assert k8s.field_path(parts) == 'spec.containers[0].resources.limits["nvidia.com/gpu"]'
-    assert k8s.field_path([]) == ""
+    assert field_path(parts) == 'spec.containers[0].resources.limits["nvidia.com/gpu"]'
+    assert field_path([]) == ""
 
 
 # ---- refused specs ----
@@ -313,7 +324,7 @@ def test_bad_values_are_refused_with_the_fix(changes: dict[str, Any], expected: 
 
 def test_cpu_ignores_gpus_and_a_63_character_name_is_fine() -> None:
     spec = make_spec("cpu", gpus=0, name="f" * 63)
-    assert k8s.resource_amounts(spec) == {}
+    assert resource_amounts(spec) == {}
 
 
 @pytest.mark.parametrize(
@@ -334,34 +345,34 @@ def test_a_results_volume_is_exactly_one_kind_at_an_absolute_path(
     volume: dict[str, str], expected: str
 ) -> None:
     with pytest.raises(ConfigError, match=expected):
-        k8s.ResultsVolume(**volume)
+        ResultsVolume(**volume)
 
 
 def test_dns_label_like_suggests_a_valid_name() -> None:
-    assert k8s.dns_label_like("My_Fleet 2026!") == "my-fleet-2026"
-    assert k8s.dns_label_like("___") == "fleet"
+    assert dns_label_like("My_Fleet 2026!") == "my-fleet-2026"
+    assert dns_label_like("___") == "fleet"
 
 
 # ---- apply ----
 
 
 def test_apply_creates_the_job_once_in_the_namespace(api: Any) -> None:
-    job = k8s.build_job(make_spec("nvidia", gpus=2))
+    job = build_job(make_spec("nvidia", gpus=2))
     api.create_namespaced_job.return_value = V1Job(metadata=V1ObjectMeta(name="fleet-quick"))
-    assert k8s.apply_job(job, namespace="bench", api=api) == "fleet-quick"
+    assert apply_job(job, namespace="bench", api=api) == "fleet-quick"
     api.create_namespaced_job.assert_called_once()
     kwargs = api.create_namespaced_job.call_args.kwargs
     assert kwargs["namespace"] == "bench"
     body = kwargs["body"]
     assert isinstance(body, V1Job)
-    assert body.spec == k8s.build_job(make_spec("nvidia", gpus=2)).spec
+    assert body.spec == build_job(make_spec("nvidia", gpus=2)).spec
     assert body.spec is not None and body.spec.completion_mode == "Indexed"
 
 
 def test_apply_refuses_a_job_built_for_another_namespace(api: Any) -> None:
-    job = k8s.build_job(make_spec())
+    job = build_job(make_spec())
     with pytest.raises(ConfigError, match=r"for namespace 'bench', not 'other'"):
-        k8s.apply_job(job, namespace="other", api=api)
+        apply_job(job, namespace="other", api=api)
     api.create_namespaced_job.assert_not_called()
 
 
@@ -398,7 +409,7 @@ def test_api_errors_become_one_line_scheduler_errors(
 ) -> None:
     api.create_namespaced_job.side_effect = error
     with pytest.raises(SchedulerError, match=expected) as caught:
-        k8s.apply_job(k8s.build_job(make_spec()), namespace="bench", api=api)
+        apply_job(build_job(make_spec()), namespace="bench", api=api)
     assert "\n" not in str(caught.value)
     assert caught.value.__suppress_context__  # the CLI prints the line, never a traceback
 
@@ -413,9 +424,9 @@ def test_no_kubeconfig_and_no_pod_is_one_line(
     monkeypatch.setenv("KUBECONFIG", str(missing))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     with pytest.raises(SchedulerError, match=rf"^no usable Kubernetes configuration in {missing}"):
-        k8s.apply_job(k8s.build_job(make_spec()), namespace="bench")
+        apply_job(build_job(make_spec()), namespace="bench")
     with pytest.raises(SchedulerError) as caught:
-        k8s.job_status("fleet-quick", namespace="bench")
+        job_status("fleet-quick", namespace="bench")
     assert "\n" not in str(caught.value) and "set KUBECONFIG" in str(caught.value)
     assert caught.value.__suppress_context__
 
@@ -423,7 +434,7 @@ def test_no_kubeconfig_and_no_pod_is_one_line(
 def test_in_a_pod_without_a_kubeconfig_the_service_account_is_tried(tmp_path: Path) -> None:
     environ = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "HOME": str(tmp_path)}
     with pytest.raises(SchedulerError, match=r"in the pod's service account \(Service "):
-        k8s.load_configuration(environ=environ)
+        load_configuration(environ=environ)
 
 
 def write_kubeconfig(path: Path, server: str) -> Path:
@@ -445,7 +456,7 @@ def test_a_kubeconfig_is_read_without_changing_the_global_default(tmp_path: Path
 
     path = write_kubeconfig(tmp_path / "kubeconfig", "https://k8s.example.com:6443")
     before = Configuration.get_default_copy().host
-    configuration = k8s.load_configuration(str(path), environ={})
+    configuration = load_configuration(str(path), environ={})
     assert configuration.host == "https://k8s.example.com:6443"
     assert Configuration.get_default_copy().host == before
 
@@ -456,9 +467,9 @@ def test_kubectls_order_given_then_kubeconfig_env_then_home(tmp_path: Path) -> N
     given = write_kubeconfig(tmp_path / "given.yaml", "https://given.example.com")
     in_pod = {"HOME": str(tmp_path), "KUBERNETES_SERVICE_HOST": "10.0.0.1"}
     with_env = {**in_pod, "KUBECONFIG": str(env_file)}
-    assert k8s.load_configuration(environ=in_pod).host == "https://home.example.com"
-    assert k8s.load_configuration(environ=with_env).host == "https://env.example.com"
-    assert k8s.load_configuration(str(given), environ=with_env).host == "https://given.example.com"
+    assert load_configuration(environ=in_pod).host == "https://home.example.com"
+    assert load_configuration(environ=with_env).host == "https://env.example.com"
+    assert load_configuration(str(given), environ=with_env).host == "https://given.example.com"
 
 
 # ---- status ----
@@ -475,13 +486,13 @@ def test_kubectls_order_given_then_kubeconfig_env_then_home(tmp_path: Path) -> N
     ],
 )
 def test_index_ranges_parse(text: str | None, indexes: set[int]) -> None:
-    assert k8s.parse_index_ranges(text) == indexes
+    assert parse_index_ranges(text) == indexes
 
 
 @pytest.mark.parametrize("text", ["2-1", "a", "1,,2", "-3", "1-"])
 def test_bad_index_ranges_are_refused(text: str) -> None:
     with pytest.raises(ValueError, match="not a list of indexes"):
-        k8s.parse_index_ranges(text)
+        parse_index_ranges(text)
 
 
 def _job_with(status: V1JobStatus, completions: int = 6) -> V1Job:
@@ -492,7 +503,7 @@ def _job_with(status: V1JobStatus, completions: int = 6) -> V1Job:
 def test_job_status_reads_each_index(api: Any) -> None:
     status = V1JobStatus(completed_indexes="0-2", failed_indexes="4", active=2)
     api.read_namespaced_job_status.return_value = _job_with(status)
-    states = k8s.job_status("fleet-quick", namespace="bench", api=api)
+    states = job_status("fleet-quick", namespace="bench", api=api)
     api.read_namespaced_job_status.assert_called_once_with(name="fleet-quick", namespace="bench")
     assert states == {
         0: "Succeeded",
@@ -508,13 +519,13 @@ def test_once_the_job_failed_no_unfinished_index_is_unknown(api: Any) -> None:
     failed = V1JobCondition(type="Failed", status="True", reason="DeadlineExceeded")
     status = V1JobStatus(completed_indexes="0", conditions=[failed])
     api.read_namespaced_job_status.return_value = _job_with(status, completions=3)
-    states = k8s.job_status("fleet-quick", namespace="bench", api=api)
+    states = job_status("fleet-quick", namespace="bench", api=api)
     assert states == {0: "Succeeded", 1: "Failed", 2: "Failed"}
 
 
 def test_a_job_with_no_status_yet_is_all_unknown(api: Any) -> None:
     api.read_namespaced_job_status.return_value = _job_with(V1JobStatus(), completions=2)
-    assert k8s.job_status("fleet-quick", namespace="bench", api=api) == {
+    assert job_status("fleet-quick", namespace="bench", api=api) == {
         0: "Unknown",
         1: "Unknown",
     }
@@ -526,11 +537,11 @@ def test_a_gone_job_says_so_in_one_line(api: Any) -> None:
         SchedulerError,
         match=r"^cannot read Job fleet-quick .*404.*no Job fleet-quick there .*ttlSecondsAfter",
     ):
-        k8s.job_status("fleet-quick", namespace="bench", api=api)
+        job_status("fleet-quick", namespace="bench", api=api)
 
 
 def test_a_garbled_index_list_from_the_api_is_a_scheduler_error(api: Any) -> None:
     status = V1JobStatus(completed_indexes="3-1")
     api.read_namespaced_job_status.return_value = _job_with(status)
     with pytest.raises(SchedulerError, match=r"Job fleet-quick in namespace bench: '3-1'"):
-        k8s.job_status("fleet-quick", namespace="bench", api=api)
+        job_status("fleet-quick", namespace="bench", api=api)
