@@ -27,16 +27,10 @@ from harness.analysis.stats import (
 )
 from harness.compliance.verify import render_verdict
 from harness.config import DEFAULT_TRIALS, ProfileName, Scenario
-from harness.errors import (
-    STOP_SIGNALS,
-    HarnessError,
-    RunError,
-    interrupted_cause,
-    stop_signal,
-)
+from harness.errors import HarnessError, RunError
 from harness.files import INCOMPLETE_FILE, create_run_dir, mark_complete, mark_incomplete
 from harness.job import ComplianceTest
-from harness.pipeline import Launcher, RunSpec, WorkerError, new_run_dir, run_compliance, run_one
+from harness.pipeline import Launcher, RunSpec, WorkerError, run_compliance, run_new
 from harness.report.summary import render_summary
 from harness.results.groupfile import (
     SWEEP_FILE,
@@ -51,6 +45,7 @@ from harness.results.groupfile import (
 from harness.results.metrics import LATENCY_P90, LATENCY_P99, SAMPLES_PER_SECOND, metric_values
 from harness.results.records import RunResult
 from harness.results.runfile import load_result
+from harness.stopping import also_marked, stop_cause
 
 _OOM_MARKERS = (
     "failed to allocate memory",
@@ -125,6 +120,8 @@ def run_trials(
         _trials_failed(job, group, runs, trials, batch, exc)
         if root is None and {p.name for p in group.iterdir()} <= {INCOMPLETE_FILE}:
             shutil.rmtree(group)  # nothing ran: leave no empty group behind
+        if isinstance(exc, KeyboardInterrupt):  # a stop names each directory it marked
+            raise also_marked(exc, group) from None
         raise
     trials_file = _trials_file(job, group, runs, trials, batch)
     write_trials(group / TRIALS_FILE, trials_file)
@@ -177,9 +174,8 @@ def _trials_failed(
 
 def _failure(exc: HarnessError | KeyboardInterrupt) -> tuple[str, int]:
     """What INCOMPLETE says of a group a run failed in, and the exit code."""
-    if isinstance(exc, KeyboardInterrupt):
-        signum = stop_signal(exc)
-        return interrupted_cause(signum), STOP_SIGNALS[signum].code
+    if isinstance(exc, KeyboardInterrupt):  # with the phase it stopped in, when recorded
+        return stop_cause(exc)
     if isinstance(exc, WorkerError):
         return f"failed: {exc.cause}", exc.exit_code
     return f"failed: {exc}", exc.exit_code
@@ -219,6 +215,8 @@ def run_batch_sweep(
         mark_incomplete(sweep, f"bs-{failed_at} {cause}", code)
         partial = failed_sweep(done, failed_at, cause, requested)
         _finish_sweep(job, sweep, partial, dirs, stream, failure=cause)
+        if isinstance(exc, KeyboardInterrupt):  # a stop names each directory it marked
+            raise also_marked(exc, sweep) from None
         raise
     _finish_sweep(job, sweep, outcome, dirs, stream)
     mark_complete(sweep)
@@ -411,9 +409,8 @@ def _child(job: Job, out: Path, name: str | None, batch: int, report: _Out) -> P
     spec = job.spec
     if batch != spec.scenario.batch_size:
         spec = _with_batch(spec, batch)
-    run_dir = new_run_dir(spec, out, name)
     launch = job.launch or pipeline.launch_worker
-    run_one(spec, run_dir, launch=launch, progress=sys.stderr)
+    run_dir = run_new(spec, out, name, launch=launch, progress=sys.stderr)
     if report.stream is not None:
         result = load_result(run_dir)
         text = _run_line(result, run_dir) if report.brief else render_summary(result, str(run_dir))

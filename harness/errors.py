@@ -5,8 +5,9 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import Final
 
@@ -93,13 +94,13 @@ SUCCESS: Final = ExitCode(code=0, meaning="success (every run LoadGen-VALID)")
 # Reserved for a run that completed: no error class may use it.
 INVALID: Final = ExitCode(code=1, meaning="a run finished but LoadGen judged it INVALID")
 INTERRUPTED: Final = ExitCode(
-    code=130, meaning="interrupted (Ctrl-C); the run directory is marked INCOMPLETE"
+    code=130, meaning="interrupted (Ctrl-C); what it stopped is marked INCOMPLETE, by path"
 )
 HUNG_UP: Final = ExitCode(
-    code=129, meaning="interrupted (SIGHUP); the run directory is marked INCOMPLETE"
+    code=129, meaning="interrupted (SIGHUP); what it stopped is marked INCOMPLETE, by path"
 )
 TERMINATED: Final = ExitCode(
-    code=143, meaning="interrupted (SIGTERM); the run directory is marked INCOMPLETE"
+    code=143, meaning="interrupted (SIGTERM); what it stopped is marked INCOMPLETE, by path"
 )
 # The signals that stop a run, each exiting 128 + its number as a shell reports a death by it.
 STOP_SIGNALS: Final[Mapping[int, ExitCode]] = MappingProxyType(
@@ -190,11 +191,20 @@ def exit_code_table() -> str:
 
 
 class Interrupted(KeyboardInterrupt):
-    """A stop signal arrived: raised where the program is, as Ctrl-C raises KeyboardInterrupt."""
+    """A stop signal arrived: raised where the program is, as Ctrl-C raises KeyboardInterrupt.
 
-    def __init__(self, signum: int) -> None:
+    Whoever records the stop raises it again with the cause it wrote (`interrupted (SIGTERM)
+    in the performance test, during LoadGen's run`) and the directories it marked INCOMPLETE,
+    so the CLI's one line can name them.
+    """
+
+    def __init__(
+        self, signum: int, *, cause: str | None = None, marked: Sequence[Path] = ()
+    ) -> None:
         super().__init__(signal.Signals(signum).name)
         self.signum = signum
+        self.cause = cause
+        self.marked = tuple(marked)
 
 
 class StopSignals:
@@ -213,6 +223,11 @@ class StopSignals:
             for signum in STOP_SIGNALS:
                 self._previous[signum] = signal.signal(signum, self._handle)
         return self
+
+    def ignore_more(self) -> None:
+        """Ignore further stop signals until exit: the first is being recorded and reported."""
+        for signum in self._previous:
+            signal.signal(signum, signal.SIG_IGN)
 
     def __exit__(self, *exc_info: object) -> None:
         for signum, previous in self._previous.items():
@@ -238,11 +253,27 @@ def interrupted_cause(signum: int) -> str:
     return f"interrupted ({name})"
 
 
+def stopped_line(exc: KeyboardInterrupt, signum: int) -> str:
+    """The CLI's line for a stop: its cause, then the directories marked, or that none was.
+
+    A directory marked and then removed (a group left empty) is not named. Every file the
+    harness writes is written whole or not at all (harness.files), so with no directory
+    marked, nothing is left half-written.
+    """
+    stopped = exc if isinstance(exc, Interrupted) else None
+    cause = (stopped.cause if stopped else None) or interrupted_cause(signum)
+    marked = [str(path) for path in (stopped.marked if stopped else ()) if path.is_dir()]
+    if not marked:
+        return f"{cause}; no run directory was marked INCOMPLETE, and no file is half-written"
+    return f"{cause}; marked INCOMPLETE: {', '.join(marked)}"
+
+
 def run_reporting_errors(call: Callable[[], int]) -> int:
     """The CLI's body: a HarnessError or a stop signal becomes one line and its exit code.
 
     The CLI's entry point, so it installs StopSignals: SIGTERM and SIGHUP stop a run as
-    Ctrl-C does, and the run directory is marked INCOMPLETE with the signal's name.
+    Ctrl-C does; the line names the cause recorded and each directory marked INCOMPLETE.
+    A second stop signal while that line is printed is ignored: the first is being reported.
     """
     with StopSignals() as stops:
         try:
@@ -252,8 +283,6 @@ def run_reporting_errors(call: Callable[[], int]) -> int:
             return exc.exit_code
         except KeyboardInterrupt as exc:
             signum = stop_signal(exc, stops.received)
-            print(
-                f"error: {interrupted_cause(signum)}; the run directory is marked INCOMPLETE",
-                file=sys.stderr,
-            )
+            stops.ignore_more()
+            print(f"error: {stopped_line(exc, signum)}", file=sys.stderr)
             return STOP_SIGNALS[signum].code

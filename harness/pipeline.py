@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,14 +22,7 @@ from typing import IO
 
 from harness.compliance.verify import COMPLIANCE_DIR, Verdict, verify
 from harness.config import ProfileName, Scenario
-from harness.errors import (
-    STOP_SIGNALS,
-    Interrupted,
-    ResultError,
-    RunError,
-    interrupted_cause,
-    stop_signal,
-)
+from harness.errors import STOP_SIGNALS, Interrupted, ResultError, RunError, stop_signal
 from harness.files import (
     ACCURACY_DIR,
     PEAK_FILE,
@@ -40,7 +34,9 @@ from harness.files import (
     read_incomplete,
 )
 from harness.job import JOB_FILE, ComplianceTest, Job, LoadGenTest, read_job, write_job
+from harness.models.modelfile import job_model_path
 from harness.results.runfile import load_result
+from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env, worker_stop
 from harness.worker import RETRY_FILE, read_retry
 
 FIRST_ATTEMPT = "attempt-1"
@@ -122,11 +118,14 @@ def launch_worker(job_path: Path) -> int:
 
     The worker gets a process group of its own, so a Ctrl-C reaches it exactly once, from
     here, whether it was typed at the terminal or sent to this process alone; so does the
-    SIGTERM or SIGHUP this process got (the CLI raises them as Interrupted).
+    SIGTERM or SIGHUP this process got (the CLI raises them as Interrupted). Stop signals are
+    held while it starts: one that comes meanwhile is raised once `child` exists, and the
+    worker, started with them held, takes it in its own handlers.
     """
     command = [sys.executable, "-m", "harness.worker", str(job_path)]
-    with subprocess.Popen(command, process_group=0) as child:
+    with HeldStops() as held, subprocess.Popen(command, process_group=0) as child:
         try:
+            held.release()
             return child.wait()
         except KeyboardInterrupt as exc:
             # the worker stops LoadGen and marks its directory with the signal's name
@@ -142,27 +141,51 @@ def new_run_dir(spec: RunSpec, out_root: Path, name: str | None = None) -> Path:
     )
 
 
+def run_new(
+    spec: RunSpec,
+    out_root: Path,
+    name: str | None = None,
+    *,
+    launch: Launcher = launch_worker,
+    progress: IO[str] | None = None,
+) -> Path:
+    """A new run directory under `out_root` (named, or stamped), filled by run_one.
+
+    A stop signal while the directory is made waits until it is marked INCOMPLETE, so a
+    stop at any moment leaves a directory that says why, or none.
+    """
+    pause_from_env(os.environ)  # a malformed test hook is refused before anything is made
+    with HeldStops() as held:
+        run_dir = new_run_dir(spec, out_root, name)
+        return run_one(spec, run_dir, launch=launch, progress=progress, held=held)
+
+
 def run_one(
     spec: RunSpec,
     run_dir: Path,
     *,
     launch: Launcher = launch_worker,
     progress: IO[str] | None = None,
+    held: HeldStops | None = None,
 ) -> Path:
-    """Fill `run_dir`: the accuracy test, then the performance test, re-run once if asked."""
-    if progress is not None:
-        progress.write(
-            f"== {spec.scenario.name} ({spec.scenario.scenario}, {spec.profile} profile, "
-            f"HW={spec.hw})\n"
-        )
-    mark_incomplete(run_dir, "run started; no result yet")
+    """Fill `run_dir`: the accuracy test, then the performance test, re-run once if asked.
+
+    A stop at any moment marks `run_dir` with its cause and phase; `held`, the stop signals
+    the caller held since it made `run_dir`, are released once it is marked.
+    """
+    where = Phases("accuracy", pause=pause_from_env(os.environ))
     try:
-        _tests(spec, run_dir, launch)
+        mark_incomplete(run_dir, "run started; no result yet")
+        if held is not None:
+            held.release()  # a stop that came while the directory was made is raised here
+        if progress is not None:
+            progress.write(
+                f"== {spec.scenario.name} ({spec.scenario.scenario}, {spec.profile} profile, "
+                f"HW={spec.hw})\n"
+            )
+        _tests(spec, run_dir, launch, where)
     except KeyboardInterrupt as exc:
-        signum = stop_signal(exc)
-        mark_incomplete(run_dir, interrupted_cause(signum), STOP_SIGNALS[signum].code)
-        _discard_if_unmeasured(run_dir)
-        raise
+        raise mark_stopped(run_dir, exc, where) from None
     except WorkerError as exc:
         _discard_if_unmeasured(run_dir)
         if run_dir.exists():
@@ -176,23 +199,23 @@ def run_one(
     return run_dir
 
 
-def _tests(spec: RunSpec, run_dir: Path, launch: Launcher) -> None:
-    _launch(_job(spec, run_dir / ACCURACY_DIR, "accuracy"), run_dir, launch)
+def _tests(spec: RunSpec, run_dir: Path, launch: Launcher, where: Phases) -> None:
+    _launch(_job(spec, run_dir / ACCURACY_DIR, "accuracy"), run_dir, launch, where)
     job = _job(spec, run_dir, "performance")
     server = spec.scenario.server
     found = None
     if spec.scenario.scenario == "Server" and server.target_qps is None:
-        found = _peak_search(spec, run_dir, launch)
+        found = _peak_search(spec, run_dir, launch, where)
         # The confirming run: a performance test at the rate found, in a process of its own.
         job = _at_rate(job, found)
-    _launch(job, run_dir, launch)
+    _launch(job, run_dir, launch, where)
     retry = read_retry(run_dir)
     if retry is not None:
         _set_aside(run_dir, run_dir / FIRST_ATTEMPT)
         job = dataclasses.replace(job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT)
-        _launch(job, run_dir, launch)
+        _launch(job, run_dir, launch, where)
     if found is not None:
-        _confirm(job, run_dir, found, launch)
+        _confirm(job, run_dir, found, launch, where)
 
 
 def _at_rate(job: Job, qps: float) -> Job:
@@ -206,7 +229,7 @@ def _at_rate(job: Job, qps: float) -> Job:
     return dataclasses.replace(job, scenario=scenario)
 
 
-def _confirm(job: Job, run_dir: Path, found: float, launch: Launcher) -> None:
+def _confirm(job: Job, run_dir: Path, found: float, launch: Launcher, where: Phases) -> None:
     """Step down from the rate the search found until a full run at it is VALID, boundedly.
 
     LoadGen's search judges each rate by its latency bound alone, on runs as short as the
@@ -217,13 +240,13 @@ def _confirm(job: Job, run_dir: Path, found: float, launch: Launcher) -> None:
         if not (run_dir / RESULT_FILE).is_file() or load_result(run_dir).valid:
             return
         _set_aside(run_dir, run_dir / f"{CONFIRM_PREFIX}{attempt}", also=(RESULT_FILE,))
-        _launch(_at_rate(job, found * CONFIRM_STEP**attempt), run_dir, launch)
+        _launch(_at_rate(job, found * CONFIRM_STEP**attempt), run_dir, launch, where)
 
 
-def _peak_search(spec: RunSpec, run_dir: Path, launch: Launcher) -> float:
+def _peak_search(spec: RunSpec, run_dir: Path, launch: Launcher, where: Phases) -> float:
     """Server's FindPeakPerformance test in RUN/peak-search/; the rate it found."""
     job = _job(spec, run_dir / PEAK_SEARCH_DIR, "find_peak")
-    _launch(job, run_dir, launch)
+    _launch(job, run_dir, launch, where)
     path = job.run_dir / PEAK_FILE
     try:
         found = float(json.loads(path.read_text(encoding="utf-8"))["found_qps"])
@@ -252,18 +275,26 @@ def run_compliance(
     """
     run_dir = run_dir.resolve()
     _check_measured(run_dir, test)
-    directory = _fresh_compliance_dir(run_dir, test)
-    if progress is not None:
-        progress.write(f"== {spec.scenario.name}: compliance {test} in {directory}\n")
-    mark_incomplete(directory, f"{test} started; no verdict yet")
-    job = _job(spec, directory, test)
-    _launch(job, directory, launch)
-    retry = read_retry(directory)
-    if retry is not None:  # LoadGen ended early: once more, sized from the measured speed
-        _set_aside(directory, directory / FIRST_ATTEMPT)
-        job = dataclasses.replace(job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT)
-        _launch(job, directory, launch)
-    verdict = verify(test, run_dir, job.run_dir, spec.scenario.data)
+    where = Phases(test, pause=pause_from_env(os.environ))
+    with HeldStops() as held:  # a stop while the directory is made waits until it is marked
+        directory = _fresh_compliance_dir(run_dir, test)
+        try:
+            mark_incomplete(directory, f"{test} started; no verdict yet")
+            held.release()
+            if progress is not None:
+                progress.write(f"== {spec.scenario.name}: compliance {test} in {directory}\n")
+            job = _job(spec, directory, test)
+            _launch(job, directory, launch, where)
+            retry = read_retry(directory)
+            if retry is not None:  # LoadGen ended early: once more, sized from measured speed
+                _set_aside(directory, directory / FIRST_ATTEMPT)
+                job = dataclasses.replace(
+                    job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT
+                )
+                _launch(job, directory, launch, where)
+            verdict = verify(test, run_dir, job.run_dir, spec.scenario.data)
+        except KeyboardInterrupt as exc:
+            raise mark_stopped(directory, exc, where) from None
     mark_complete(directory)
     return verdict
 
@@ -301,6 +332,7 @@ def _discard_if_unmeasured(run_dir: Path) -> None:
 
     Bad input (a missing model, an absent device) thus writes nothing, as it did when such
     checks ran in the parent; a run that failed while measuring keeps its logs and INCOMPLETE.
+    A stopped run is kept, whenever it stopped: its INCOMPLETE says why and where.
     """
     if not any(run_dir.rglob("user.conf")):
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -314,19 +346,26 @@ def _job(spec: RunSpec, run_dir: Path, test: LoadGenTest) -> Job:
         hw=spec.hw,
         test=test,
         run_dir=run_dir.resolve(),
-        model_override=None if spec.model_override is None else spec.model_override.resolve(),
+        model_override=None if spec.model_override is None else job_model_path(spec.model_override),
         strict=spec.strict,
     )
 
 
-def _launch(job: Job, run_dir: Path, launch: Launcher) -> None:
+def _launch(job: Job, run_dir: Path, launch: Launcher, where: Phases) -> None:
+    where.enter("launch", test=job.test)
     job.run_dir.mkdir(exist_ok=True)
-    code = launch(write_job(job, job.run_dir / JOB_FILE))
-    if code in (0, 1):  # an outcome file was written: a result (VALID or not) or a verdict
-        return
+    job_path = write_job(job, job.run_dir / JOB_FILE)
+    where.enter("worker")
+    try:
+        code = launch(job_path)
+    except KeyboardInterrupt as exc:  # this process's stop, passed on to the worker
+        raise worker_stop(exc, job.run_dir) from None
     stopped_by = {stop.code: signum for signum, stop in STOP_SIGNALS.items()}
     if code in stopped_by:  # the worker was stopped by a signal and marked its directory
-        raise Interrupted(stopped_by[code])
+        raise worker_stop(Interrupted(stopped_by[code]), job.run_dir)
+    where.enter("ended")
+    if code in (0, 1):  # an outcome file was written: a result (VALID or not) or a verdict
+        return
     if code > 128:  # a shell's or an init process's 128 + N: killed by signal N
         code = 128 - code
     recorded = read_incomplete(job.run_dir)

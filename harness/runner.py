@@ -7,7 +7,6 @@ for a re-run when LoadGen ended a first attempt too early (`harness.pipeline` de
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import re
@@ -15,19 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import numpy as np
-
-from harness.analysis.accuracy import (
-    accuracy_block,
-    decode_outputs,
-    label_offset,
-    labels_by_index,
-    load_labels,
-    read_accuracy_block,
-    read_accuracy_log,
-    verdict,
-    write_accuracy_block,
-)
+from harness.analysis.accuracy import read_accuracy_block, write_accuracy_block
 from harness.compliance.outcome import ComplianceRun
 from harness.compliance.rules import AUDIT_SETTINGS
 from harness.data import SampleSource
@@ -36,7 +23,7 @@ from harness.files import ACCURACY_DIR
 from harness.fingerprint.survey import Survey, survey
 from harness.job import Job, as_compliance_test
 from harness.loadgen import conf as lgconf
-from harness.loadgen.batching import BatchPolicy, compiled_batches, derive_policy
+from harness.loadgen.batching import BatchPolicy
 from harness.loadgen.logparse import found_peak_qps, search_steps
 from harness.loadgen.plan import Audit, expectation_from, retry_expectation, write_test_confs
 from harness.loadgen.querytimes import QueryTimes, expected_rows
@@ -52,19 +39,19 @@ from harness.loadgen.sut import (
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
 from harness.models.prepare import (
     PreparedModel,
-    data_key,
     prepare,
-    reference_outputs,
     sample_source,
 )
 from harness.models.registry import cache_root
-from harness.models.validate import resolve_dims
 from harness.recording import Measured, Requested, build_result
 from harness.results.records import RunResult
 from harness.runtime.executors import DeviceExecutor, HostExecutor, executor_for
 from harness.runtime.session import Session, SessionRequest, create_session, placement_warnings
 from harness.runtime.targets import get_target
 from harness.runtime.warmup import WarmUpStats, describe, warm_up
+from harness.scoring import score
+from harness.serverplan import server_plan
+from harness.stopping import Phases
 from harness.telemetry import gpu_inventory
 from harness.telemetry.latencies import (
     QUERY_LATENCIES_FILE,
@@ -87,11 +74,13 @@ class _Ready:
     policy: BatchPolicy | None = None  # and how they were derived
 
 
-def run_performance(job: Job, *, progress: IO[str] | None = None) -> RunResult | lgconf.Expectation:
+def run_performance(
+    job: Job, *, phases: Phases, progress: IO[str] | None = None
+) -> RunResult | lgconf.Expectation:
     """The job's timed test; its result, or the expectation to re-run with when undersized."""
-    ready = _prepare(job, progress)
+    ready = _prepare(job, progress, phases)
     scenario = job.scenario
-    executor, warmup, expected = _warmed(job, ready)
+    executor, warmup, expected = _warmed(job, ready, phases)
     plan = write_test_confs(
         job.run_dir,
         scenario=scenario,
@@ -106,6 +95,7 @@ def run_performance(job: Job, *, progress: IO[str] | None = None) -> RunResult |
         tested = _loadgen_test(job, ready, executor, plan, telemetry, progress)
     finally:
         telemetry.release()
+    phases.enter("write")
     power = telemetry.finish(job.run_dir, samples=tested.completed, scenario=scenario.scenario)
     files = {**telemetry.files, "query_latencies": _write_latencies(job, tested.times)}
     retry = retry_expectation(scenario, job.run_dir, expected)
@@ -151,15 +141,15 @@ class PeakSearch:
     steps: list[str]
 
 
-def run_peak_search(job: Job, *, progress: IO[str] | None = None) -> PeakSearch:
+def run_peak_search(job: Job, *, phases: Phases, progress: IO[str] | None = None) -> PeakSearch:
     """Server with no target_qps: LoadGen's FindPeakPerformance from a rate surely valid.
 
     The search starts at 1/START_SHARE of what the batcher's largest batch carries back to
     back (a rate it carries with room to spare); LoadGen doubles it until a run misses the
     latency bound, then bisects. Each step is a whole run of min_duration.
     """
-    ready = _prepare(job, progress)
-    executor, warmup, _ = _warmed(job, ready)
+    ready = _prepare(job, progress, phases)
+    executor, warmup, _ = _warmed(job, ready, phases)
     policy = ready.policy
     assert policy is not None  # _prepare derives it for every Server job
     batch_ms = policy.costs_ms[policy.max_batch]
@@ -186,13 +176,14 @@ def run_peak_search(job: Job, *, progress: IO[str] | None = None) -> PeakSearch:
     return PeakSearch(found_qps=found, start_qps=start, steps=search_steps(detail))
 
 
-def run_accuracy_test(job: Job, *, progress: IO[str] | None = None) -> None:
+def run_accuracy_test(job: Job, *, phases: Phases, progress: IO[str] | None = None) -> None:
     """The job's LoadGen AccuracyOnly test, scored against FP32 (and labels, when given)."""
-    ready = _prepare(job, None)
+    ready = _prepare(job, None, phases)
     # Responses must carry the outputs here: copy them back, whatever the timed run does.
     executor = executor_for(
         ready.session, io_binding=job.scenario.runtime.io_binding, include_host_copies=True
     )
+    phases.enter("loadgen")
     plan = write_test_confs(
         job.run_dir,
         scenario=job.scenario,
@@ -205,11 +196,12 @@ def run_accuracy_test(job: Job, *, progress: IO[str] | None = None) -> None:
     if progress is not None:
         progress.write("  accuracy pass (LoadGen AccuracyOnly)\n")
     _loadgen_test(job, ready, executor, plan, None, None)
-    write_accuracy_block(_score(job, ready), job.run_dir)
+    phases.enter("write")
+    write_accuracy_block(score(job, ready.model, ready.session, ready.source), job.run_dir)
 
 
 def run_compliance(
-    job: Job, *, progress: IO[str] | None = None
+    job: Job, *, phases: Phases, progress: IO[str] | None = None
 ) -> ComplianceRun | lgconf.Expectation:
     """A compliance test: the performance test as it ran, under the test's audit.config.
 
@@ -217,8 +209,8 @@ def run_compliance(
     its working directory. Returns the expectation to re-run with when LoadGen ended early.
     """
     test = as_compliance_test(job.test)
-    ready = _prepare(job, progress)
-    executor, _, expected = _warmed(job, ready)
+    ready = _prepare(job, progress, phases)
+    executor, _, expected = _warmed(job, ready, phases)
     plan = write_test_confs(
         job.run_dir,
         scenario=job.scenario,
@@ -247,9 +239,10 @@ def run_compliance(
 
 
 def _warmed(
-    job: Job, ready: _Ready
+    job: Job, ready: _Ready, phases: Phases
 ) -> tuple[HostExecutor | DeviceExecutor, WarmUpStats, lgconf.Expectation]:
     """The timed path's executor, warmed up, and what LoadGen is told to expect of it."""
+    phases.enter("warmup")
     runtime = job.scenario.runtime
     executor = executor_for(
         ready.session,
@@ -268,10 +261,12 @@ def _warmed(
         if job.expected is not None
         else expectation_from(warmup.min_latency_ns, job.scenario.batch_size)
     )
+    phases.enter("loadgen")  # LoadGen's files (user.conf first) are written from here on
     return executor, warmup, expected
 
 
-def _prepare(job: Job, progress: IO[str] | None) -> _Ready:
+def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
+    phases.enter("prepare")
     target = get_target(job.hw)
     gpus, gpu_missing = gpu_inventory(job.hw)
     # The accuracy test needs the fingerprint (the CPU's ISA), not the preflight's warnings:
@@ -301,7 +296,7 @@ def _prepare(job: Job, progress: IO[str] | None) -> _Ready:
     source = sample_source(job.scenario, session)
     server, policy = None, None
     if job.scenario.scenario == "Server":  # before any LoadGen file: a refusal leaves nothing
-        server, policy = _server_plan(job, model, session, source)
+        server, policy = server_plan(job, model, session, source, _model_key(job))
         if progress is not None:
             progress.write(f"  batcher: {policy.how}\n")
     return _Ready(
@@ -368,78 +363,8 @@ def _loadgen_test(
     return _Tested(window=window, completed=sut.completed, times=sut.times, batcher=batcher)
 
 
-def _server_plan(
-    job: Job, model: PreparedModel, session: Session, source: SampleSource
-) -> tuple[ServerPlan, BatchPolicy]:
-    """Server's batcher: a session per compiled batch, warmed and timed, and its policy.
-
-    Each worker gets an executor per compiled batch (1, 2, 4, ... up to batch_size; the
-    sessions are shared, the buffers are not), so a batch of 3 runs padded to 4, not to 8.
-    """
-    scenario, runtime = job.scenario, job.scenario.runtime
-    host_copies = job.test == "accuracy" or runtime.include_host_copies
-    sizes = compiled_batches(scenario.batch_size)
-    sessions = {scenario.batch_size: session}
-    for size in sizes[:-1]:
-        dims = resolve_dims(model.info, batch_size=size, dims=model.dims)
-        sessions[size] = create_session(dataclasses.replace(session.request, dims=dims))
-    workers: list[dict[int, Executor]] = [
-        {
-            size: executor_for(
-                sessions[size], io_binding=runtime.io_binding, include_host_copies=host_copies
-            )
-            for size in sizes
-        }
-        for _ in range(scenario.server.workers)
-    ]
-    costs = {
-        size: warm_up(e, sessions[size].inputs, source, min_queries=5, min_duration_ms=300)
-        for w in workers
-        for size, e in w.items()
-    }  # every executor warmed (first runs are slow); the costs are the last worker's medians
-    bound_ns = lgconf.server_latency_bound_ns(scenario, _model_key(job))
-    median = {size: stats.median_latency_ns for size, stats in costs.items()}
-    if median[1] > bound_ns:
-        raise RunError(
-            f"{scenario.name}: Server's latency bound is {bound_ns / 1e6:g} ms at p99, but one "
-            f"sample alone takes {median[1] / 1e6:.1f} ms here (warm-up median at batch 1): no "
-            "arrival rate can meet it; use faster hardware or a lower precision, or raise "
-            "server.latency_bound_ms (not for a closed submission)"
-        )
-    policy = derive_policy(median, bound_ns, scenario.server.max_wait_ms)
-    plan = ServerPlan(
-        workers=workers,
-        max_batch=policy.max_batch,
-        max_wait_s=policy.max_wait_ms / 1000,
-        queue_depth=scenario.server.queue_depth,
-    )
-    return plan, policy
-
-
 def _make_sut(job: Job, executor: Executor, store: SampleStore) -> AnySUT:
     return make_sut(job.scenario, executor, store)
-
-
-def _score(job: Job, ready: _Ready) -> dict[str, object]:
-    """Decode LoadGen's accuracy log and compare it with the FP32 model and the labels."""
-    log = job.run_dir / "mlperf_log_accuracy.json"
-    entries = read_accuracy_log(log)
-    if not entries:
-        raise RunError(f"{log}: LoadGen logged no responses")
-    dtype = ready.session.outputs[0].dtype
-    outputs = decode_outputs(entries, dtype=dtype, shape=(len(entries[0][1]) // dtype.itemsize,))
-    reference = reference_outputs(
-        ready.model, ready.source, sorted(outputs), data_key=data_key(job.scenario, ready.source)
-    )
-    flat = {k: np.asarray(v).reshape(-1) for k, v in reference.items()}
-    labels, offset = None, 0
-    if job.scenario.data.has_labels:
-        labels = labels_by_index(load_labels(Path(str(job.scenario.data.dir))))
-        offset = label_offset(job.scenario.data.source, [o.shape for o in ready.session.outputs])
-    block = accuracy_block(outputs, flat, kind=ready.model.kind, labels=labels, label_offset=offset)
-    block.update(verdict(block))
-    block["reference"] = f"FP32 source model sha256 {ready.model.source.sha256[:12]}, batch 1"
-    return block
 
 
 def _model_name(job: Job) -> str:

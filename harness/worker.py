@@ -18,18 +18,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from harness.errors import (
-    CRASHED,
-    STOP_SIGNALS,
-    HarnessError,
-    RunError,
-    StopSignals,
-    interrupted_cause,
-    stop_signal,
-)
+from harness.errors import CRASHED, STOP_SIGNALS, HarnessError, RunError, StopSignals, stop_signal
 from harness.files import PEAK_FILE, atomic_write_text, mark_complete, mark_incomplete
 from harness.job import COMPLIANCE_TESTS, Expected, Job, read_job
 from harness.paths import CACHE_ENV
+from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env
 
 RETRY_FILE = "retry.json"
 
@@ -44,24 +37,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) != 1 or args[0].startswith("-"):
         print("usage: python -m harness.worker JOB.json", file=sys.stderr)
         return 2
-    try:
-        job = read_job(Path(args[0]))
-    except HarnessError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    with StopSignals() as stops:  # SIGTERM and SIGHUP stop LoadGen as Ctrl-C does
-        return execute(job, stops=stops)
+    # SIGTERM and SIGHUP stop LoadGen as Ctrl-C does. The parent started this process with
+    # them held (pipeline.launch_worker); they stay held until execute can record one.
+    with StopSignals() as stops:
+        held = HeldStops(unblock=True)
+        try:
+            job = read_job(Path(args[0]))
+            phases = Phases(job.test, "start", pause_from_env(os.environ))
+        except HarnessError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return exc.exit_code  # a stop still held dies with this process: it was moot
+        return execute(job, stops=stops, phases=phases, held=held)
 
 
-def execute(job: Job, *, stops: StopSignals | None = None) -> int:
-    """Run one job in this process and write its outcome; returns the exit code."""
+def execute(
+    job: Job,
+    *,
+    stops: StopSignals | None = None,
+    phases: Phases | None = None,
+    held: HeldStops | None = None,
+) -> int:
+    """Run one job in this process and write its outcome; returns the exit code.
+
+    A stop signal at any moment marks the job's directory with the phase it came in;
+    `held`, the stop signals held until now, are released once that is assured.
+    """
+    phases = phases or Phases(job.test, "start")
     try:
-        return _outcome(job)
+        if held is not None:
+            held.release()  # one sent while this process started is raised here
+        return _outcome(job, phases)
     except KeyboardInterrupt as exc:
         signum = stop_signal(exc, None if stops is None else stops.received)
-        code = STOP_SIGNALS[signum].code
-        mark_incomplete(job.run_dir, interrupted_cause(signum), code)
-        return code
+        mark_stopped(job.run_dir, exc, phases, signum)
+        return STOP_SIGNALS[signum].code
     except HarnessError as exc:  # the parent prints it, from INCOMPLETE, once
         mark_incomplete(job.run_dir, f"failed: {exc}", exc.exit_code)
         return exc.exit_code
@@ -88,23 +97,25 @@ def read_retry(run_dir: Path) -> Expected | None:
     return Expected(**json.loads(path.read_text(encoding="utf-8")))
 
 
-def _outcome(job: Job) -> int:
+def _outcome(job: Job, phases: Phases) -> int:
+    phases.enter("start")
     # The runner imports LoadGen and onnxruntime: only a worker process pays for that.
     from harness.loadgen.conf import Expectation
     from harness.results.runfile import write_result
     from harness.runner import run_accuracy_test, run_peak_search, run_performance
 
     if job.test == "accuracy":
-        run_accuracy_test(job, progress=sys.stderr)
+        run_accuracy_test(job, progress=sys.stderr, phases=phases)
         return 0
     if job.test in COMPLIANCE_TESTS:
-        return _compliance(job)
+        return _compliance(job, phases)
     if job.test == "find_peak":
-        search = run_peak_search(job, progress=sys.stderr)
+        search = run_peak_search(job, progress=sys.stderr, phases=phases)
+        phases.enter("write")
         atomic_write_text(job.run_dir / PEAK_FILE, json.dumps(vars(search), indent=2) + "\n")
         mark_complete(job.run_dir)
         return 0
-    outcome = run_performance(job, progress=sys.stderr)
+    outcome = run_performance(job, progress=sys.stderr, phases=phases)  # ends in "write"
     if isinstance(outcome, Expectation):
         return _ask_rerun(job, outcome)
     write_result(outcome, job.run_dir)
@@ -118,7 +129,7 @@ def _ask_rerun(job: Job, expected: Expectation) -> int:
     return 0
 
 
-def _compliance(job: Job) -> int:
+def _compliance(job: Job, phases: Phases) -> int:
     """A compliance test, with its own directory as the working directory LoadGen sees.
 
     LoadGen looks for audit.config in its working directory; this worker's is the one
@@ -129,9 +140,10 @@ def _compliance(job: Job) -> int:
     from harness.runner import run_compliance
 
     job = enter_own_directory(job)
-    outcome = run_compliance(job, progress=sys.stderr)
+    outcome = run_compliance(job, progress=sys.stderr, phases=phases)
     if isinstance(outcome, Expectation):
         return _ask_rerun(job, outcome)
+    phases.enter("write")
     write_outcome(outcome, job.run_dir)
     mark_complete(job.run_dir)
     return 0

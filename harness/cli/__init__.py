@@ -54,11 +54,13 @@ EXIT_CODES = exit_code_table()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `harness` console script."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    """Entry point of the `harness` console script.
+
+    Parsing runs inside run_reporting_errors too: a stop signal from here on is one line and
+    its exit code (argparse's own exits, --help and usage errors, pass through it).
+    """
     try:
-        code = run_reporting_errors(lambda: _call(args))
+        code = run_reporting_errors(lambda: _call(_parser().parse_args(argv)))
         sys.stdout.flush()  # inside the try: a closed pipe may only show at this last flush
     except BrokenPipeError:
         if not _stdout_closed():

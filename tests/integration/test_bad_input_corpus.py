@@ -795,30 +795,31 @@ def _start(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 def stopped_runs(
     tmp_path_factory: pytest.TempPathFactory, model_cache: Path
 ) -> Iterator[dict[int, Stopped]]:
-    """One long run per stop signal, all at once; each signalled once it is measuring."""
+    """One long run per stop signal, all at once; each signalled once LoadGen is measuring.
+
+    LoadGen's detail log in the run directory (the performance test's; the accuracy test's
+    is in accuracy/) is the state waited for: it appears when LoadGen's timed test starts.
+    """
     env = {**os.environ, "BEYOND_TOPS_CACHE": str(model_cache)}
     roots = {s: tmp_path_factory.mktemp(signal.Signals(s).name) / "run" for s in STOP_SIGNALS}
     for root in roots.values():
         root.mkdir()
     procs = {s: _start(root, env) for s, root in roots.items()}
     before = {s: _snapshot(root) for s, root in roots.items()}
-    measuring: dict[int, float] = {}
     sent: dict[int, float] = {}
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 300  # three runs at once on a loaded machine
         while len(sent) < len(procs) and time.monotonic() < deadline:
-            now = time.monotonic()
             for signum, proc in procs.items():
                 if signum in sent or proc.poll() is not None:
                     continue
-                if signum not in measuring and list((roots[signum] / OUT).glob("*/user.conf")):
-                    measuring[signum] = now
-                if signum in measuring and now - measuring[signum] > 1.5:  # in LoadGen's test
+                logs = (roots[signum] / OUT).glob("*/mlperf_log_detail.txt")
+                if any(log.stat().st_size > 0 for log in logs):  # in LoadGen's timed test
                     proc.send_signal(signum)
-                    sent[signum] = now
-            time.sleep(0.1)
+                    sent[signum] = time.monotonic()
+            time.sleep(0.05)
         ended: dict[int, float] = {}
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 120
         while len(ended) < len(procs) and time.monotonic() < deadline:
             for signum, proc in procs.items():
                 if signum not in ended and proc.poll() is not None:
@@ -846,14 +847,14 @@ def test_a_stop_signal_ends_a_run_with_one_line_and_its_code(
     run = stopped_runs[signum]
     code = STOP_SIGNALS[signum].code
     assert run.code == code == 128 + signum, run.err
-    assert run.stop_s < 15, "signalled in LoadGen's test, then stopped well before its 120 s"
+    assert run.stop_s < 60, "signalled in LoadGen's test, then stopped well before its 120 s"
     assert "Traceback" not in run.err, run.err
     lines = _error_lines(run.err)
-    cause = interrupted_cause(signum)
-    assert len(lines) == 1 and cause in lines[0] and "INCOMPLETE" in lines[0], run.err
+    cause = f"{interrupted_cause(signum)} in the performance test, during LoadGen's run"
+    (run_dir,) = (run.root / OUT).iterdir()
+    assert lines == [f"error: {cause}; marked INCOMPLETE: {run_dir}"], run.err
     after = _snapshot(run.root)
     assert {k: after[k] for k in run.before} == run.before
     assert not fnmatch.filter(after, "*.tmp")
-    (run_dir,) = (run.root / OUT).iterdir()
     assert (run_dir / INCOMPLETE_FILE).read_text() == f"{cause}\nexit_code: {code}\n"
     assert not (run_dir / RESULT_FILE).exists()

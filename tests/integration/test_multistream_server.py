@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,36 @@ from tests.conftest import write_scenario
 # one may be a late wake-up, never a wait that went on.
 WAKE_UP_NS = 3_000_000
 WORST_WAKE_UP_NS = 25_000_000
+QUIET_LATE_P99_NS, QUIET_LATE_MAX_NS = 2_800_000, 17_000_000  # those bare waits, p99 and worst
+
+
+@dataclass(frozen=True)
+class WakeUp:
+    """The bounds a hold may exceed its wait by, on this machine as loaded as it is now."""
+
+    p99_ns: float
+    max_ns: float
+
+
+@pytest.fixture(scope="module")
+def wake_up() -> WakeUp:
+    """WAKE_UP_NS and WORST_WAKE_UP_NS, plus twice what a loaded machine adds to a wake-up.
+
+    Under load (CI beside other jobs, `make test` beside a CPU burner) every timed wait ends
+    late by the scheduler's delay, which no batcher can undo: 200 bare waits of 5 ms, here
+    and now, measure it beyond the quiet figures above. On a quiet machine nothing is added;
+    a hold that went on (waiting for a full batch: ~50 ms at 150 QPS) still fails.
+    """
+    event, late = threading.Event(), []
+    for _ in range(200):
+        began = time.monotonic_ns()
+        event.wait(0.005)
+        late.append(time.monotonic_ns() - began - 5_000_000)
+    late.sort()
+    extra_p99 = max(0, late[197] - QUIET_LATE_P99_NS)
+    extra_max = max(0, late[-1] - QUIET_LATE_MAX_NS)
+    return WakeUp(p99_ns=WAKE_UP_NS + 2 * extra_p99, max_ns=WORST_WAKE_UP_NS + 2 * extra_max)
+
 
 TINY_MS = """
 name: tiny-ms-test
@@ -91,7 +124,10 @@ def test_multistream_submission_keeps_mlperfs_8_samples(
 
 
 def test_server_batches_poisson_arrivals_and_records_its_verdict(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], result_schema: dict[str, Any]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    result_schema: dict[str, Any],
+    wake_up: WakeUp,
 ) -> None:
     code, out, result = _run(TINY_SERVER, tmp_path, capsys)
     assert result is not None, out
@@ -115,15 +151,15 @@ def test_server_batches_poisson_arrivals_and_records_its_verdict(
     delays = server["queue_delay_ns"]
     assert 0 <= delays["p50"] <= delays["p90"] <= delays["p99"] <= delays["max"]
     # No batch is held open past the max wait, give or take one thread wake-up.
-    assert server["hold_ns"]["p99"] <= 5_000_000 + WAKE_UP_NS
-    assert server["hold_ns"]["max"] <= 5_000_000 + WORST_WAKE_UP_NS
+    assert server["hold_ns"]["p99"] <= 5_000_000 + wake_up.p99_ns
+    assert server["hold_ns"]["max"] <= 5_000_000 + wake_up.max_ns
     assert server["latency_constraint_met"] is True
     assert code == 0 and result["valid"] is True, out
     assert "server      target 150 QPS" in out
 
 
 def test_server_with_one_query_per_batch_never_batches(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wake_up: WakeUp
 ) -> None:
     text = TINY_SERVER.replace("max_wait_ms: 5", "max_wait_ms: 0").replace(
         "batch_size: 8", "batch_size: 1"
@@ -133,11 +169,12 @@ def test_server_with_one_query_per_batch_never_batches(
     server = result["server"]
     assert server["mean_batch"] == 1.0 and server["batch_sizes"] == {"1": server["batches"]}
     assert server["batches"] >= 500
-    assert server["hold_ns"]["max"] <= WAKE_UP_NS  # a hold of 0: no timed wait at all
+    # a hold of 0: no timed wait at all, only the wake-ups a loaded machine adds
+    assert server["hold_ns"]["max"] <= WAKE_UP_NS + (wake_up.max_ns - WORST_WAKE_UP_NS)
 
 
 def test_a_derived_hold_is_never_exceeded(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], wake_up: WakeUp
 ) -> None:
     text = TINY_SERVER.replace(", max_wait_ms: 5}", "}")
     _, out, result = _run(text, tmp_path, capsys)
@@ -146,8 +183,8 @@ def test_a_derived_hold_is_never_exceeded(
     assert "measured batch costs" in server["batching"]
     derived_ns = server["max_wait_ms"] * 1e6
     assert derived_ns <= server["batch_costs_ms"][str(server["max_batch"])] * 1e6
-    assert server["hold_ns"]["p99"] <= derived_ns + WAKE_UP_NS
-    assert server["hold_ns"]["max"] <= derived_ns + WORST_WAKE_UP_NS
+    assert server["hold_ns"]["p99"] <= derived_ns + wake_up.p99_ns
+    assert server["hold_ns"]["max"] <= derived_ns + wake_up.max_ns
 
 
 def test_server_with_two_workers_answers_every_query(

@@ -178,7 +178,10 @@ def test_a_signal_in_a_worker_stops_the_parent_and_marks_the_run(
         )
     assert stopped.value.signum == signum
     recorded = read_incomplete(run_dir)
-    assert recorded is not None and (recorded.cause, recorded.exit_code) == (cause, code)
+    # the worker recorded no phase of its own: the parent names the test it was in
+    where = f"{cause} in the performance test"
+    assert recorded is not None and (recorded.cause, recorded.exit_code) == (where, code)
+    assert stopped.value.cause == where and stopped.value.marked == (run_dir,)
 
 
 @pytest.mark.parametrize(("signum", "cause", "code"), STOPS, ids=["INT", "TERM", "HUP"])
@@ -219,7 +222,8 @@ def test_a_signal_to_the_parent_is_forwarded_to_its_worker_and_marks_the_run(
         run_one(spec, run_dir, launch=launch_worker)
     assert sent == [signum]
     recorded = read_incomplete(run_dir)
-    assert recorded is not None and (recorded.cause, recorded.exit_code) == (cause, code)
+    where = f"{cause} in the accuracy test"  # the first worker, which recorded no phase
+    assert recorded is not None and (recorded.cause, recorded.exit_code) == (where, code)
 
 
 @pytest.mark.parametrize(("signum", "cause", "code"), STOPS, ids=["INT", "TERM", "HUP"])
@@ -231,7 +235,7 @@ def test_a_worker_names_the_signal_that_stopped_it(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def interrupted(job: Job) -> int:
+    def interrupted(job: Job, phases: object) -> int:
         raise KeyboardInterrupt  # LoadGen's wait raises a plain one, whatever the signal
 
     monkeypatch.setattr(worker, "_outcome", interrupted)
@@ -247,7 +251,8 @@ def test_a_worker_names_the_signal_that_stopped_it(
     )
     assert worker.execute(job, stops=stops) == code
     recorded = read_incomplete(tmp_path)
-    assert recorded is not None and (recorded.cause, recorded.exit_code) == (cause, code)
+    where = f"{cause} in the performance test, while its worker started"
+    assert recorded is not None and (recorded.cause, recorded.exit_code) == (where, code)
 
 
 def test_a_worker_that_exits_0_without_a_result_fails_the_run(
@@ -325,7 +330,7 @@ def test_a_group_stopped_by_sigterm_says_so(spec: RunSpec, tmp_path: Path) -> No
         run_trials(job, 3)
     (group,) = (tmp_path / "runs").iterdir()
     assert read_incomplete(group) == Incomplete(
-        cause="trial-2 interrupted (SIGTERM)", exit_code=143
+        cause="trial-2 interrupted (SIGTERM) in the performance test", exit_code=143
     )
     assert read_trials(group / "trials.json").runs == ("trial-1",)
 

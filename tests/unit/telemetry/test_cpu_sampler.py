@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import itertools
 import re
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -152,11 +154,22 @@ def test_a_sensor_that_vanishes_leaves_a_gap_and_one_error(tmp_path: Path) -> No
     assert [name for name, _ in t.errors] == ["temp_x86_pkg_temp_c"]
 
 
-def test_the_thread_samples_the_window_start_ticks_and_end(tmp_path: Path) -> None:
+def test_the_thread_samples_the_window_start_ticks_and_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     probe, missing = discover_cpu(_bare_vm(tmp_path))
+    reads, enough = itertools.count(1), threading.Event()
+    real_read = probe.read
+
+    def read() -> Any:  # counts the rows taken: the test waits for five, not for a time
+        if next(reads) >= 5:
+            enough.set()
+        return real_read()
+
+    monkeypatch.setattr(probe, "read", read)
     sampler = CpuSampler(probe, interval_s=0.01, unavailable=missing)
     sampler.start()
-    time.sleep(0.1)
+    assert enough.wait(60), "the sampler's thread never took its rows"
     t = sampler.stop()
     assert len(t.rows) >= 5
     assert t.rows[0].t_ns == t.window_start_ns

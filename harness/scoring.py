@@ -1,0 +1,50 @@
+"""The accuracy test's score: LoadGen's logged responses against the FP32 model and the labels.
+
+Wiring, as harness.runner is (whose accuracy test calls it): the analysis of responses and
+the model's own FP32 outputs meet here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from harness.analysis.accuracy import (
+    accuracy_block,
+    decode_outputs,
+    label_offset,
+    labels_by_index,
+    load_labels,
+    read_accuracy_log,
+    verdict,
+)
+from harness.data import SampleSource
+from harness.errors import RunError
+from harness.job import Job
+from harness.models.prepare import PreparedModel, data_key, reference_outputs
+from harness.runtime.session import Session
+
+
+def score(
+    job: Job, model: PreparedModel, session: Session, source: SampleSource
+) -> dict[str, object]:
+    """Decode LoadGen's accuracy log and compare it with the FP32 model and the labels."""
+    log = job.run_dir / "mlperf_log_accuracy.json"
+    entries = read_accuracy_log(log)
+    if not entries:
+        raise RunError(f"{log}: LoadGen logged no responses")
+    dtype = session.outputs[0].dtype
+    outputs = decode_outputs(entries, dtype=dtype, shape=(len(entries[0][1]) // dtype.itemsize,))
+    reference = reference_outputs(
+        model, source, sorted(outputs), data_key=data_key(job.scenario, source)
+    )
+    flat = {k: np.asarray(v).reshape(-1) for k, v in reference.items()}
+    labels, offset = None, 0
+    if job.scenario.data.has_labels:
+        labels = labels_by_index(load_labels(Path(str(job.scenario.data.dir))))
+        offset = label_offset(job.scenario.data.source, [o.shape for o in session.outputs])
+    block = accuracy_block(outputs, flat, kind=model.kind, labels=labels, label_offset=offset)
+    block.update(verdict(block))
+    block["reference"] = f"FP32 source model sha256 {model.source.sha256[:12]}, batch 1"
+    return block
