@@ -11,6 +11,8 @@ from pathlib import Path
 from types import FrameType, MappingProxyType
 from typing import Final
 
+from harness.text import printable
+
 
 class HarnessError(Exception):
     """An error the user can fix; its message is one line that says how.
@@ -279,10 +281,10 @@ def run_reporting_errors(call: Callable[[], int]) -> int:
         try:
             return call()
         except HarnessError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {printable(str(exc))}", file=sys.stderr)  # names from foreign files
             return exc.exit_code
         except KeyboardInterrupt as exc:
             signum = stop_signal(exc, stops.received)
             stops.ignore_more()
-            print(f"error: {stopped_line(exc, signum)}", file=sys.stderr)
+            print(f"error: {printable(stopped_line(exc, signum))}", file=sys.stderr)
             return STOP_SIGNALS[signum].code

@@ -164,3 +164,14 @@ def _raising(exc: BaseException) -> Callable[[], int]:
         raise exc
 
     return call
+
+
+def test_an_error_line_shows_control_characters_from_foreign_names(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def fail() -> int:
+        raise ConfigError("/tmp/a\x1b]0;pwned\x07.yaml: missing required key 'scenario'")
+
+    assert run_reporting_errors(fail) == 2
+    err = capsys.readouterr().err
+    assert err == "error: /tmp/a\\x1b]0;pwned\\x07.yaml: missing required key 'scenario'\n"
