@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from harness.errors import ResultError
+from harness.text import printable
 
 # A run directory's layout, in one place.
 INCOMPLETE_FILE = "INCOMPLETE"  # present while a run directory holds no finished result
@@ -20,6 +21,7 @@ RESULT_FILE = "result.json"
 ACCURACY_DIR = "accuracy"  # the accuracy test, where MLPerf's submission layout puts it
 PEAK_SEARCH_DIR = "peak-search"  # Server's FindPeakPerformance test, when no rate was given
 PEAK_FILE = "peak.json"  # what the peak search found, in PEAK_SEARCH_DIR
+MAX_INCOMPLETE_BYTES = 64 * 1024  # a cause and an exit code: the rest of a longer one is not read
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -164,9 +166,14 @@ def mark_incomplete(run_dir: Path, cause: str, exit_code: int | None = None) -> 
 def read_incomplete(run_dir: Path) -> Incomplete | None:
     """The INCOMPLETE marker of a run directory, or None when there is none."""
     try:
-        lines = (run_dir / INCOMPLETE_FILE).read_text(encoding="utf-8").splitlines()
+        fd = os.open(run_dir / INCOMPLETE_FILE, os.O_RDONLY | os.O_NONBLOCK)  # never blocks
+        with os.fdopen(fd, "rb") as handle:  # bounded: the marker may be foreign
+            head = handle.read(MAX_INCOMPLETE_BYTES)
     except FileNotFoundError:
         return None
+    except OSError as exc:  # a directory or an unreadable file in its place
+        return Incomplete(cause=f"INCOMPLETE unreadable ({exc.strerror})", exit_code=None)
+    lines = printable(head.decode("utf-8", errors="replace")).splitlines()
     code = next((ln.split(":", 1)[1] for ln in lines[1:] if ln.startswith("exit_code:")), None)
     cause = lines[0] if lines else "no cause recorded"
     return Incomplete(cause=cause, exit_code=int(code) if code and code.strip().isdigit() else None)

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ResultError
-from harness.files import INCOMPLETE_FILE, RESULT_FILE, atomic_write_text
+from harness.files import RESULT_FILE, atomic_write_text, read_incomplete
 from harness.results.codec import from_data, schema_problem, to_data
 from harness.results.migrate import OLDEST_READABLE, upgrade
 from harness.results.records import RunResult
+from harness.strictjson import read_json
 
 SCHEMA_VERSION = 5  # history: harness.results.migrate
 SCHEMA_FILE = "result.schema.json"  # the current schema_version's, in harness/schemas
@@ -96,23 +97,18 @@ def write_result(result: RunResult, run_dir: Path) -> Path:
 
 
 def load_result(run_dir: Path) -> RunResult:
-    """Read a run directory's result.json (or the file itself), migrating older versions."""
+    """Read a run directory's result.json (or the file itself), migrating older versions.
+
+    The file may come from another machine (a shared tree, a site's input): it is read as
+    foreign JSON, bounded, with finite numbers only (harness.strictjson).
+    """
     path = run_dir / RESULT_FILE if run_dir.is_dir() else run_dir
-    if (path.parent / INCOMPLETE_FILE).exists():
-        reason = (path.parent / INCOMPLETE_FILE).read_text(encoding="utf-8").strip()
-        raise ResultError(f"{path.parent}: run is incomplete ({reason}); run it again")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
-    except FileNotFoundError:
-        raise ResultError(
-            f"{path}: no such result; pass a run directory under results/runs/"
-        ) from None
-    except (OSError, ValueError) as exc:  # ValueError: JSONDecodeError, NaN, bad UTF-8
-        raise ResultError(f"{path}: not readable JSON ({exc})") from None
+    marker = read_incomplete(path.parent)
+    if marker is not None:
+        raise ResultError(f"{path.parent}: run is incomplete ({marker.cause}); run it again")
+    if not path.exists():
+        raise ResultError(f"{path}: no such result; pass a run directory under results/runs/")
+    data = read_json(path, ResultError)
     if not isinstance(data, dict):
         raise ResultError(f"{path}: no schema_version; not a beyond-tops result")
     return from_dict(data, str(path))
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")

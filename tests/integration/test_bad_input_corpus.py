@@ -648,7 +648,7 @@ PATH_CASES = [
         "show-result-with-nan",
         _result_copy(_set("samples_per_second", float("nan"))),
         RESULT,
-        (RESULT_FILE, "NaN is not a JSON number"),
+        (RESULT_FILE, "samples_per_second is NaN, not a finite number"),
     ),
 ]
 

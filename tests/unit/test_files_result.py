@@ -14,11 +14,10 @@ import pytest
 
 import harness.files
 from harness.errors import ResultError
-from harness.files import atomic_write_bytes, atomic_write_text, create_run_dir
+from harness.files import INCOMPLETE_FILE, atomic_write_bytes, atomic_write_text, create_run_dir
 from harness.results.migrate import migrate_4_to_5
 from harness.results.records import ContainerImage, RunResult
 from harness.results.runfile import (
-    INCOMPLETE_FILE,
     RESULT_FILE,
     SCHEMA_VERSION,
     load_result,
@@ -483,7 +482,26 @@ def test_load_result_names_the_nested_key_the_schema_refuses(tmp_path: Path) -> 
 def test_load_result_refuses_nan(tmp_path: Path) -> None:
     path = tmp_path / RESULT_FILE
     path.write_text(to_json(_result()).replace('"batch_size": 1', '"batch_size": NaN'))
-    with pytest.raises(ResultError, match=re.escape(f"{path}: not readable JSON (NaN is not")):
+    with pytest.raises(ResultError, match=re.escape(f"{path}: batch_size is NaN, not a finite")):
+        load_result(tmp_path)
+
+
+@pytest.mark.parametrize("literal", ["1e999", "-1e999", "Infinity"])
+def test_load_result_refuses_numbers_that_overflow_to_infinity(
+    tmp_path: Path, literal: str
+) -> None:
+    path = tmp_path / RESULT_FILE
+    path.write_text(to_json(_result()).replace('"batch_size": 1', f'"batch_size": {literal}'))
+    with pytest.raises(ResultError, match=re.escape(f"{path}: batch_size is ")):
+        load_result(tmp_path)
+
+
+def test_a_huge_incomplete_marker_is_read_bounded(tmp_path: Path) -> None:
+    (tmp_path / INCOMPLETE_FILE).write_text("interrupted (SIGTERM)\x1b[2J\n" + "x" * 10**7)
+    marker = harness.files.read_incomplete(tmp_path)
+    assert marker is not None
+    assert marker.cause == "interrupted (SIGTERM)\\x1b[2J"  # shown, not obeyed
+    with pytest.raises(ResultError, match="run is incomplete"):
         load_result(tmp_path)
 
 
