@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import harness
 from harness.config import PROFILES, ProfileName, Scenario, scenario_from_dict, scenario_to_dict
 from harness.errors import ConfigError
 from harness.files import atomic_write_text
+from harness.strictjson import read_json
+
+T = TypeVar("T")
 
 # History: 1, the performance and accuracy tests; 2, the compliance tests TEST01 and TEST04
 # and Server's peak search, find_peak (a version 1 file is a version 2 file without them, so
@@ -108,13 +111,13 @@ def read_job(path: Path) -> Job:
             scenario=scenario_from_dict(data.get("scenario"), f"{where}: scenario"),
             scenario_path=data.get("scenario_path"),
             profile=profile,
-            hw=str(data["hw"]),
+            hw=_typed(data, "hw", str, where),
             test=test,
-            run_dir=Path(data["run_dir"]),
+            run_dir=Path(_typed(data, "run_dir", str, where)),
             model_override=_path(data.get("model_override")),
-            strict=bool(data.get("strict", False)),
+            strict=_typed(data, "strict", bool, where, False),
             expected=None if expected is None else Expected(**expected),
-            attempt=int(data.get("attempt", 1)),
+            attempt=_typed(data, "attempt", int, where, 1),
             previous_attempt=data.get("previous_attempt"),
         )
     except KeyError as exc:
@@ -124,15 +127,27 @@ def read_job(path: Path) -> Job:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such job file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: not a readable JSON job file ({exc})") from None
+    if not path.exists():
+        raise ConfigError(f"{path}: no such job file")
+    data = read_json(path, ConfigError)  # a task file's job may come from another machine
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object")
     return data
+
+
+def _typed(data: dict[str, Any], key: str, kind: type[T], where: str, *default: T) -> T:
+    """`data[key]` if it is a `kind` (a bool is no int here), else a ConfigError naming it."""
+    if key not in data and default:
+        return default[0]
+    if key not in data:
+        raise ConfigError(f"{where}: missing key {key!r}; write the job again")
+    value = data[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ConfigError(
+            f"{where}: {key}: expected {kind.__name__}, got {type(value).__name__} {value!r}; "
+            "write the job again"
+        )
+    return value
 
 
 def _choice(data: dict[str, Any], key: str, allowed: tuple[Any, ...], where: str) -> Any:

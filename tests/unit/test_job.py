@@ -56,7 +56,12 @@ def test_a_newer_job_file_says_to_upgrade(tmp_path: Path) -> None:
     [
         ({"test": "compliance"}, r"test: 'compliance' is not allowed \(allowed: performance"),
         ({"profile": "fast"}, r"profile: 'fast' is not allowed"),
-        ({"hw": None, "run_dir": None}, r"job\.json: "),
+        ({"hw": None, "run_dir": None}, r"job\.json: missing key 'hw'"),
+        ({"strict": "no"}, r"strict: expected bool, got str 'no'"),  # not truthy: refused
+        ({"attempt": True}, r"attempt: expected int, got bool True"),
+        ({"attempt": "2"}, r"attempt: expected int, got str '2'"),
+        ({"hw": ["cpu"]}, r"hw: expected str, got list"),
+        ({"run_dir": 7}, r"run_dir: expected str, got int 7"),
     ],
 )
 def test_a_bad_job_file_is_one_line_naming_the_key(
@@ -66,6 +71,13 @@ def test_a_bad_job_file_is_one_line_naming_the_key(
     data |= {k: v for k, v in change.items() if v is not None}
     (tmp_path / "job.json").write_text(json.dumps(data))
     with pytest.raises(ConfigError, match=message):
+        read_job(tmp_path / "job.json")
+
+
+def test_a_job_with_a_non_finite_number_names_its_key(tmp_path: Path) -> None:
+    text = json.dumps(job_to_dict(a_job(tmp_path))).replace('"attempt": 1', '"attempt": 1e999')
+    (tmp_path / "job.json").write_text(text)
+    with pytest.raises(ConfigError, match=r"job\.json: attempt is Infinity, not a finite number"):
         read_job(tmp_path / "job.json")
 
 
