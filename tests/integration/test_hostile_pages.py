@@ -2,8 +2,9 @@
 
 One real tiny run is made from a scenario whose `name:` is hostile HTML and Markdown (the
 config grammar refuses control characters there, so the run's result.json is then given the
-escape sequences too, as another machine's harness could have written it), and a copy of it as another machine could have written it, its CPU model
-crafted to close the report's link syntax. A hand-made MLPerf tree, the fixture's files with
+escape sequences too, as another machine's harness could have written it), and a copy of
+it as another machine could have written it, its CPU model crafted to close the report's
+link syntax. A hand-made MLPerf tree, the fixture's files with
 every free-text field of its system JSON hostile, is imported with `harness import mlperf`.
 Then `harness site`, `report`, `compare` and `show` run on them, each as its own process.
 
