@@ -10,7 +10,6 @@ or INCOMPLETE. Their output is for people.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import shutil
 import subprocess
@@ -33,11 +32,11 @@ from harness.files import (
     mark_incomplete,
     read_incomplete,
 )
+from harness.handoff import RETRY_FILE, read_peak, read_retry
 from harness.job import JOB_FILE, ComplianceTest, Job, LoadGenTest, read_job, write_job
 from harness.models.modelfile import job_model_path
 from harness.results.runfile import load_result
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env, worker_stop
-from harness.worker import RETRY_FILE, read_retry
 
 FIRST_ATTEMPT = "attempt-1"
 # Server's confirming runs after a peak search: at most CONFIRMS, each at CONFIRM_STEP of the
@@ -249,9 +248,9 @@ def _peak_search(spec: RunSpec, run_dir: Path, launch: Launcher, where: Phases) 
     _launch(job, run_dir, launch, where)
     path = job.run_dir / PEAK_FILE
     try:
-        found = float(json.loads(path.read_text(encoding="utf-8"))["found_qps"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        found, cause = 0.0, f"{path}: the peak search left no rate ({exc})"
+        found = read_peak(job.run_dir).found_qps
+    except ResultError as exc:
+        found, cause = 0.0, f"the peak search left no rate ({exc})"
     else:
         cause = f"{path}: the peak search found {found} QPS; set server.target_qps"
     if not found > 0:

@@ -9,7 +9,6 @@ precision record, accuracy block) are decoded here, through the same checks as r
 from __future__ import annotations
 
 import datetime as dt
-import json
 import math
 import platform
 from collections.abc import Mapping
@@ -22,9 +21,11 @@ from harness.analysis.flops import count_flops
 from harness.analysis.peaks import resolve_peak
 from harness.analysis.utilization import utilization
 from harness.config import ProfileName, Scenario
-from harness.files import PEAK_FILE, PEAK_SEARCH_DIR
+from harness.errors import ResultError
+from harness.files import PEAK_SEARCH_DIR
 from harness.fingerprint.fingerprint import Fingerprint
 from harness.fingerprint.survey import Survey, image_info
+from harness.handoff import read_peak
 from harness.loadgen import conf as lgconf
 from harness.loadgen.batching import BatchPolicy
 from harness.loadgen.logparse import (
@@ -222,12 +223,11 @@ def _delays(delays_ns: list[int] | None) -> QueueDelays | None:
 
 def _qps_source(run_dir: Path) -> str:
     """Where Server's rate came from: the scenario, or the peak search the pipeline ran."""
-    path = run_dir / PEAK_SEARCH_DIR / PEAK_FILE
     try:
-        search = json.loads(path.read_text(encoding="utf-8"))
-        found, start, steps = search["found_qps"], search["start_qps"], len(search["steps"])
-    except (OSError, ValueError, KeyError, TypeError):
+        search = read_peak(run_dir / PEAK_SEARCH_DIR)
+    except ResultError:
         return "the scenario's server.target_qps"
+    found, start, steps = search.found_qps, search.start_qps, len(search.steps)
     text = (
         f"LoadGen FindPeakPerformance found {found:g} QPS in {steps} runs from {start:g} QPS "
         f"(logs in {PEAK_SEARCH_DIR}/)"

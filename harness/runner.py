@@ -21,6 +21,7 @@ from harness.data import SampleSource
 from harness.errors import RunError
 from harness.files import ACCURACY_DIR
 from harness.fingerprint.survey import Survey, survey
+from harness.handoff import PeakSearch
 from harness.job import Job, as_compliance_test
 from harness.loadgen import conf as lgconf
 from harness.loadgen.batching import BatchPolicy
@@ -130,15 +131,6 @@ def run_performance(
 
 
 START_SHARE = 8  # the peak search starts at an eighth of the batcher's back-to-back rate
-
-
-@dataclass(frozen=True, kw_only=True)
-class PeakSearch:
-    """What Server's peak search found: the rate, where it started and each rate it tried."""
-
-    found_qps: float
-    start_qps: float
-    steps: list[str]
 
 
 def run_peak_search(job: Job, *, phases: Phases, progress: IO[str] | None = None) -> PeakSearch:

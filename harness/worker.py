@@ -10,7 +10,6 @@ measured, or INCOMPLETE with the cause and the exit code.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 import traceback
@@ -19,13 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.errors import CRASHED, STOP_SIGNALS, HarnessError, RunError, StopSignals, stop_signal
-from harness.files import PEAK_FILE, atomic_write_text, mark_complete, mark_incomplete
+from harness.files import mark_complete, mark_incomplete
+from harness.handoff import write_peak, write_retry
 from harness.job import COMPLIANCE_TESTS, Expected, Job, read_job
 from harness.paths import CACHE_ENV
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env
-
-RETRY_FILE = "retry.json"
-
 
 if TYPE_CHECKING:  # the worker imports LoadGen only when it runs a test
     from harness.loadgen.conf import Expectation
@@ -89,14 +86,6 @@ def execute(
         return CRASHED.code
 
 
-def read_retry(run_dir: Path) -> Expected | None:
-    """The expectation a first attempt asked to be re-run with, if it asked."""
-    path = run_dir / RETRY_FILE
-    if not path.is_file():
-        return None
-    return Expected(**json.loads(path.read_text(encoding="utf-8")))
-
-
 def _outcome(job: Job, phases: Phases) -> int:
     phases.enter("start")
     # The runner imports LoadGen and onnxruntime: only a worker process pays for that.
@@ -112,7 +101,7 @@ def _outcome(job: Job, phases: Phases) -> int:
     if job.test == "find_peak":
         search = run_peak_search(job, progress=sys.stderr, phases=phases)
         phases.enter("write")
-        atomic_write_text(job.run_dir / PEAK_FILE, json.dumps(vars(search), indent=2) + "\n")
+        write_peak(job.run_dir, search)
         mark_complete(job.run_dir)
         return 0
     outcome = run_performance(job, progress=sys.stderr, phases=phases)  # ends in "write"
@@ -125,7 +114,8 @@ def _outcome(job: Job, phases: Phases) -> int:
 
 def _ask_rerun(job: Job, expected: Expectation) -> int:
     """LoadGen's run was sized too small: leave the expectation to re-run with (retry.json)."""
-    atomic_write_text(job.run_dir / RETRY_FILE, json.dumps(vars(expected)) + "\n")
+    retry = Expected(latency_ns=expected.latency_ns, samples_per_second=expected.samples_per_second)
+    write_retry(job.run_dir, retry)
     return 0
 
 

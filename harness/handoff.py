@@ -1,0 +1,100 @@
+"""The small files a worker leaves for its parent: retry.json and peak.json, each versioned.
+
+retry.json: LoadGen's run was sized too small, so the worker asks to be run again expecting
+the speed it measured. peak.json: what Server's FindPeakPerformance search found. Both carry
+`kind` and `schema_version`; a reader refuses another kind or version by name, and reads
+files of schema 0 (written before they were versioned: the same fields, no version).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ResultError
+from harness.files import PEAK_FILE, atomic_write_text
+from harness.job import Expected
+from harness.strictjson import read_json
+
+RETRY_FILE = "retry.json"
+RETRY_KIND, PEAK_KIND = "beyond-tops retry", "beyond-tops peak search"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class PeakSearch:
+    """What Server's peak search found: the rate, where it started and each rate it tried."""
+
+    found_qps: float
+    start_qps: float
+    steps: list[str]
+
+
+def write_retry(run_dir: Path, expected: Expected) -> None:
+    """Ask the parent to run this test again, expecting `expected`."""
+    fields = {"latency_ns": expected.latency_ns, "samples_per_second": expected.samples_per_second}
+    _write(run_dir / RETRY_FILE, RETRY_KIND, fields)
+
+
+def read_retry(run_dir: Path) -> Expected | None:
+    """The expectation a first attempt asked to be re-run with, if it asked."""
+    path = run_dir / RETRY_FILE
+    if not path.is_file():
+        return None
+    data = _read(path, RETRY_KIND)
+    return Expected(
+        latency_ns=_number(data, "latency_ns", path),
+        samples_per_second=_number(data, "samples_per_second", path),
+    )
+
+
+def write_peak(run_dir: Path, search: PeakSearch) -> None:
+    """What the peak search found, for the pipeline and the result's record."""
+    fields = {"found_qps": search.found_qps, "start_qps": search.start_qps, "steps": search.steps}
+    _write(run_dir / PEAK_FILE, PEAK_KIND, fields)
+
+
+def read_peak(run_dir: Path) -> PeakSearch:
+    """The peak search in `run_dir` (its own directory); ResultError naming what is wrong."""
+    path = run_dir / PEAK_FILE
+    if not path.is_file():
+        raise ResultError(f"{path}: the peak search left no rate")
+    data = _read(path, PEAK_KIND)
+    steps = data.get("steps")
+    if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
+        raise ResultError(f"{path}: steps: expected a list of strings")
+    return PeakSearch(
+        found_qps=_number(data, "found_qps", path),
+        start_qps=_number(data, "start_qps", path),
+        steps=steps,
+    )
+
+
+def _write(path: Path, kind: str, fields: dict[str, Any]) -> None:
+    data = {"kind": kind, "schema_version": SCHEMA_VERSION, **fields}
+    atomic_write_text(path, json.dumps(data, indent=2) + "\n")
+
+
+def _read(path: Path, kind: str) -> dict[str, Any]:
+    data = read_json(path, ResultError)
+    if not isinstance(data, dict):
+        raise ResultError(f"{path}: expected a JSON object")
+    version = data.get("schema_version", 0)  # 0: written before these files had versions
+    if data.get("kind", kind) != kind or version not in (0, SCHEMA_VERSION):
+        newer = isinstance(version, int) and version > SCHEMA_VERSION
+        fix = "upgrade beyond-tops" if newer else "run the test again"
+        raise ResultError(
+            f"{path}: not a {kind} file of schema 0-{SCHEMA_VERSION} "
+            f"(kind {data.get('kind')!r}, schema_version {version!r}); {fix}"
+        )
+    return data
+
+
+def _number(data: dict[str, Any], key: str, path: Path) -> float:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ResultError(f"{path}: {key}: expected a finite number, got {value!r}")
+    return float(value)
