@@ -11,7 +11,7 @@ import harness
 from harness.config import PROFILES, ProfileName, Scenario, scenario_from_dict, scenario_to_dict
 from harness.errors import ConfigError
 from harness.files import atomic_write_text
-from harness.strictjson import read_json
+from harness.strictjson import maybe, read_json, want
 
 T = TypeVar("T")
 
@@ -111,13 +111,13 @@ def read_job(path: Path) -> Job:
             scenario=scenario_from_dict(data.get("scenario"), f"{where}: scenario"),
             scenario_path=data.get("scenario_path"),
             profile=profile,
-            hw=_typed(data, "hw", str, where),
+            hw=want(data, "hw", str, where, ConfigError),
             test=test,
-            run_dir=Path(_typed(data, "run_dir", str, where)),
-            model_override=_path(data.get("model_override")),
-            strict=_typed(data, "strict", bool, where, False),
+            run_dir=Path(want(data, "run_dir", str, where, ConfigError)),
+            model_override=_path(maybe(data, "model_override", str, where, ConfigError)),
+            strict=_or(maybe(data, "strict", bool, where, ConfigError), False),
             expected=None if expected is None else Expected(**expected),
-            attempt=_typed(data, "attempt", int, where, 1),
+            attempt=_or(maybe(data, "attempt", int, where, ConfigError), 1),
             previous_attempt=data.get("previous_attempt"),
         )
     except KeyError as exc:
@@ -135,19 +135,8 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _typed(data: dict[str, Any], key: str, kind: type[T], where: str, *default: T) -> T:
-    """`data[key]` if it is a `kind` (a bool is no int here), else a ConfigError naming it."""
-    if key not in data and default:
-        return default[0]
-    if key not in data:
-        raise ConfigError(f"{where}: missing key {key!r}; write the job again")
-    value = data[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ConfigError(
-            f"{where}: {key}: expected {kind.__name__}, got {type(value).__name__} {value!r}; "
-            "write the job again"
-        )
-    return value
+def _or(value: T | None, default: T) -> T:
+    return default if value is None else value
 
 
 def _choice(data: dict[str, Any], key: str, allowed: tuple[Any, ...], where: str) -> Any:
@@ -158,5 +147,5 @@ def _choice(data: dict[str, Any], key: str, allowed: tuple[Any, ...], where: str
     return value
 
 
-def _path(value: Any) -> Path | None:
-    return None if value is None else Path(str(value))
+def _path(value: str | None) -> Path | None:
+    return None if value is None else Path(value)

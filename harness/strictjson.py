@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.errors import HarnessError
 from harness.foreign import MAX_JSON_BYTES, read_text
@@ -20,6 +21,9 @@ MAX_DEPTH = 32  # a result.json nests 5 deep; json itself fails near 1000 with R
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1
 
 ErrorType = type[HarnessError]
+T = TypeVar("T")
+_KINDS = {str: "a string", int: "a whole number", bool: "true or false", list: "a list"}
+_KINDS[dict] = "a mapping"
 
 
 def bad_number(data: object) -> tuple[str, str] | None:
@@ -90,3 +94,37 @@ def _show(value: float) -> str:
 def _first_line(exc: Exception) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
+
+
+# --- typed access to a parsed record: each key checked before use, named when wrong ---
+
+
+def want(data: Mapping[str, Any], key: str, kind: type[T], where: str, error: ErrorType) -> T:
+    """`data[key]`, which must be of `kind` (bool is no whole number); else `error`."""
+    if key not in data:
+        raise error(f"{where}: missing key {key!r}")
+    return typed(data[key], kind, f"{where}: {key}", error)
+
+
+def maybe(
+    data: Mapping[str, Any], key: str, kind: type[T], where: str, error: ErrorType
+) -> T | None:
+    """`data[key]` of `kind`, or None when it is absent or null."""
+    value = data.get(key)
+    return None if value is None else typed(value, kind, f"{where}: {key}", error)
+
+
+def typed(value: Any, kind: type[T], where: str, error: ErrorType) -> T:
+    """`value` if it is of `kind`; else `error` naming `where`, the kind and what it got."""
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise error(f"{where}: expected {_KINDS.get(kind, kind.__name__)}, got {shown_kind(value)}")
+    return value
+
+
+def shown_kind(value: Any) -> str:
+    """A value as a message names it: its kind and, cut to 60 characters, its repr."""
+    if value is None:
+        return "null"
+    text = repr(value)
+    shown = text if len(text) <= 60 else text[:57] + "..."
+    return f"{_KINDS.get(type(value), type(value).__name__)} {shown}"

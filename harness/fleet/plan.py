@@ -35,8 +35,9 @@ from harness.config import (
 from harness.errors import ConfigError, ResultError
 from harness.files import atomic_write_text
 from harness.fleet.grammar import check_image, check_name, check_suite_name, check_text
-from harness.fleet.records import check_scheduler, load_object, maybe, typed, want
+from harness.fleet.records import check_scheduler, load_object
 from harness.foreign import inside
+from harness.strictjson import maybe, typed, want
 
 FLEET_FILE = "fleet.json"
 TASK_FILE = "task.json"

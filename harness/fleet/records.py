@@ -19,10 +19,9 @@ from typing import Any, TypeVar
 from harness.errors import HarnessError, ResultError
 from harness.fleet.grammar import check_text, escaped
 from harness.foreign import MAX_JSON_BYTES, ErrorType, read_text
+from harness.strictjson import maybe, shown_kind, typed, want
 
 T = TypeVar("T")
-_KINDS = {str: "a string", int: "a whole number", bool: "true or false", list: "a list"}
-_KINDS[dict] = "a mapping"
 
 
 def load_object(path: Path, error: ErrorType, what: str, fix: str) -> dict[str, Any]:
@@ -37,7 +36,7 @@ def load_object(path: Path, error: ErrorType, what: str, fix: str) -> dict[str, 
     except RecursionError:
         raise error(f"{path}: not a readable JSON {what} file (nested too deep); {fix}") from None
     if not isinstance(data, dict):
-        raise error(f"{path}: expected a JSON object, got {_kind(data)}; {fix}")
+        raise error(f"{path}: expected a JSON object, got {shown_kind(data)}; {fix}")
     return data
 
 
@@ -52,43 +51,13 @@ def _finite(text: str) -> float:
     return value
 
 
-def want(data: Mapping[str, Any], key: str, kind: type[T], where: str, error: ErrorType) -> T:
-    """`data[key]`, which must be of `kind` (bool is no whole number); else `error`."""
-    if key not in data:
-        raise error(f"{where}: missing key {key!r}")
-    return typed(data[key], kind, f"{where}: {key}", error)
-
-
-def maybe(
-    data: Mapping[str, Any], key: str, kind: type[T], where: str, error: ErrorType
-) -> T | None:
-    """`data[key]` of `kind`, or None when it is absent or null."""
-    value = data.get(key)
-    return None if value is None else typed(value, kind, f"{where}: {key}", error)
-
-
-def typed(value: Any, kind: type[T], where: str, error: ErrorType) -> T:
-    """`value` if it is of `kind`; else `error` naming `where`, the kind and what it got."""
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise error(f"{where}: expected {_KINDS.get(kind, kind.__name__)}, got {_kind(value)}")
-    return value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    text = repr(value)
-    shown = text if len(text) <= 60 else text[:57] + "..."
-    return f"{_KINDS.get(type(value), type(value).__name__)} {shown}"
-
-
 def job_id(value: Any, where: str, error: ErrorType) -> str:
     """A Slurm job ID: digits only (it is passed to squeue, sacct and scancel)."""
     text = value if isinstance(value, str) else None
     if isinstance(value, int) and not isinstance(value, bool):
         text = str(value)
     if text is None or not text.isascii() or not text.isdigit():
-        raise error(f"{where}: {_kind(value)} is not a Slurm job ID (digits)")
+        raise error(f"{where}: {shown_kind(value)} is not a Slurm job ID (digits)")
     return text
 
 

@@ -57,11 +57,11 @@ def test_a_newer_job_file_says_to_upgrade(tmp_path: Path) -> None:
         ({"test": "compliance"}, r"test: 'compliance' is not allowed \(allowed: performance"),
         ({"profile": "fast"}, r"profile: 'fast' is not allowed"),
         ({"hw": None, "run_dir": None}, r"job\.json: missing key 'hw'"),
-        ({"strict": "no"}, r"strict: expected bool, got str 'no'"),  # not truthy: refused
-        ({"attempt": True}, r"attempt: expected int, got bool True"),
-        ({"attempt": "2"}, r"attempt: expected int, got str '2'"),
-        ({"hw": ["cpu"]}, r"hw: expected str, got list"),
-        ({"run_dir": 7}, r"run_dir: expected str, got int 7"),
+        ({"strict": "no"}, r"strict: expected true or false, got a string 'no'"),  # not truthy
+        ({"attempt": True}, r"attempt: expected a whole number, got true or false True"),
+        ({"attempt": "2"}, r"attempt: expected a whole number, got a string '2'"),
+        ({"hw": ["cpu"]}, r"hw: expected a string, got a list"),
+        ({"run_dir": 7}, r"run_dir: expected a string, got a whole number 7"),
     ],
 )
 def test_a_bad_job_file_is_one_line_naming_the_key(
