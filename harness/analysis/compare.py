@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -10,11 +9,18 @@ from typing import Any
 
 from harness.analysis.groups import Group
 from harness.analysis.published_side import Side, facts, published_column
-from harness.analysis.stats import SCIPY_MISSING, welch_t_test
-from harness.errors import ConfigError, DependencyError
+from harness.analysis.welch import ratio_interval, welch_t_test
+from harness.errors import ConfigError
 from harness.fingerprint.fingerprint import compare_fingerprints
-from harness.results.metrics import METRICS, SAMPLES_PER_SECOND, metric_values, source_metric
-from harness.results.published import PublishedResult, published_value
+from harness.records.metrics import ACCURACY, UTILIZATION, Metric, per_source, scenario_metrics
+from harness.results.metrics import (
+    headline,
+    published_value_of,
+    reported,
+    source_names,
+    value_of,
+)
+from harness.results.published import PublishedResult
 from harness.results.records import RunResult, Versions
 
 # LoadGen settings the harness derives from the measured speed (expected QPS or latency from
@@ -36,119 +42,6 @@ HARDWARE_PREFIXES = ("cpu.", "memory.", "gpus")
 
 
 @dataclass(frozen=True, kw_only=True)
-class Metric:
-    """A metric (harness.results.metrics name) with its display label, unit, scale, direction."""
-
-    key: str
-    label: str
-    unit: str
-    higher_is_better: bool
-    scale: float = 1.0
-    spec: str = ",.2f"
-
-    def format(self, value: float | None) -> str:
-        """The value in display units, or "n/a"."""
-        return "n/a" if value is None else format(value * self.scale, self.spec)
-
-    @property
-    def title(self) -> str:
-        """Label with unit, e.g. "p90 latency (ms)"."""
-        return f"{self.label} ({self.unit})"
-
-
-THROUGHPUT = Metric(
-    key=SAMPLES_PER_SECOND,
-    label="throughput",
-    unit="samples/s",
-    higher_is_better=True,
-    spec=",.1f",
-)
-LATENCIES = tuple(
-    Metric(
-        key=f"latency_ns.{p}",
-        label=f"{p} latency",
-        unit="ms",
-        higher_is_better=False,
-        scale=1e-6,
-        spec=",.3f",
-    )
-    for p in ("p50", "p90", "p99")
-)
-EARLY_STOPPING = {
-    p: Metric(
-        key=f"latency_ns.early_stopping_{p}",
-        label=f"early-stopping {p} latency",
-        unit="ms",
-        higher_is_better=False,
-        scale=1e-6,
-        spec=",.3f",
-    )
-    for p in ("p90", "p99")
-}
-SERVER_QPS_KEY = "server.scheduled_samples_per_second"
-SERVER_QPS = Metric(
-    key=SERVER_QPS_KEY,
-    label="scheduled QPS",
-    unit="samples/s",
-    higher_is_better=True,
-    spec=",.1f",
-)
-# MLPerf's metrics per scenario, its headline first: SingleStream's is the early-stopping p90
-# estimate, MultiStream's the early-stopping p99 per query, Offline's samples/s, Server's the
-# scheduled rate (valid at the latency bound, shown beside it). Offline's "latencies" are
-# completion times within one big query, not a latency anyone sees: never shown.
-SCENARIO_METRICS: dict[str, tuple[Metric, ...]] = {
-    "SingleStream": (EARLY_STOPPING["p90"], *LATENCIES),
-    "MultiStream": (EARLY_STOPPING["p99"], *LATENCIES),
-    "Offline": (THROUGHPUT,),
-    "Server": (SERVER_QPS,),  # and the latency at the bound's percentile, from the results
-}
-LATENCY_SCENARIOS = frozenset({"SingleStream", "MultiStream"})
-ACCURACY = (
-    Metric(
-        key="accuracy.against_fp32.top1_agreement",
-        label="top-1 agreement with FP32",
-        unit="%",
-        higher_is_better=True,
-        scale=100.0,
-        spec=".2f",
-    ),
-    Metric(
-        key="accuracy.against_fp32.cosine_similarity",
-        label="cosine similarity with FP32",
-        unit="1",
-        higher_is_better=True,
-        spec=".6f",
-    ),
-)
-UTILIZATION = (
-    Metric(
-        key="utilization.achieved_tflops",
-        label="achieved",
-        unit="TFLOP/s",
-        higher_is_better=True,
-        spec=".3f",
-    ),
-    Metric(
-        key="utilization.fraction_of_peak",
-        label="utilization of peak",
-        unit="%",
-        higher_is_better=True,
-        scale=100.0,
-        spec=".2f",
-    ),
-    Metric(
-        key="utilization.fraction_of_attainable",
-        label="utilization of attainable",
-        unit="%",
-        higher_is_better=True,
-        scale=100.0,
-        spec=".2f",
-    ),
-)
-
-
-@dataclass(frozen=True, kw_only=True)
 class Cell:
     """One group's value of one metric: the median over its trials, and against the first."""
 
@@ -164,7 +57,7 @@ class Cell:
 class Row:
     """One metric across the groups."""
 
-    metric: Metric
+    metric: Metric  # the catalogue's row (harness.records.metrics)
     cells: tuple[Cell, ...]
     headline: bool = False  # MLPerf's metric of the scenario
     mlperf: bool = True  # one MLPerf defines for the scenario; False: the harness's own
@@ -260,7 +153,8 @@ def compare(groups: Sequence[Side], *, alpha: float = 0.05) -> Comparison:
     shared = scenarios[0] if len(set(scenarios)) == 1 else None
     rows: list[Row] = []
     if shared is not None:
-        mlperf = [*SCENARIO_METRICS[shared], *_server_latency(shared, results)]
+        mlperf = [headline(shared, results), *reported(shared, results)]
+        mlperf = list({m.key: m for m in mlperf}.values())  # the fallback is reported too
         extra = [*_energy_metrics(shared, results), *ACCURACY, *UTILIZATION]
         rows = [_row(m, groups, alpha, mlperf=True, headline=i == 0) for i, m in enumerate(mlperf)]
         rows += [_row(m, groups, alpha, mlperf=False) for m in extra]
@@ -283,77 +177,23 @@ def _scenario(side: Side) -> str | None:
     return side.results[0].scenario if side.results else None
 
 
-def _server_latency(scenario: str, results: Sequence[RunResult]) -> list[Metric]:
-    """Server: the latency at the percentile its bound is set at (p99 unless LoadGen says)."""
-    if scenario != "Server":
-        return []
-    percentiles = {r.server.latency_percentile for r in results if r.server is not None}
-    known = {99.0 if p is None else p for p in percentiles} or {99.0}
-    name = f"p{min(known):g}".replace(".", "")
-    key = f"latency_ns.{name}" if f"latency_ns.{name}" in METRICS else "latency_ns.p99"
-    label = key.removeprefix("latency_ns.")
-    return [
-        Metric(key=key, label=f"{label} latency", unit="ms", higher_is_better=False, scale=1e-6)
-    ]
-
-
 def _energy_metrics(scenario: str, results: Sequence[RunResult]) -> list[Metric]:
-    """Energy per inference for the latency scenarios, samples/s/W for the throughput ones."""
-    wanted = (
-        "energy_per_inference_mj"
-        if scenario in LATENCY_SCENARIOS
-        else "samples_per_second_per_watt"
-    )
-    return [m for m in telemetry_metrics(results) if m.key.endswith(f".{wanted}")]
+    """Each power source's value that suits the scenario (the catalogue's `energy`)."""
+    wanted = scenario_metrics(scenario).energy
+    return [per_source(name, wanted) for name in source_names(results)]
 
 
-def metric_named(key: str) -> Metric:
-    """The display of a metric name (trials.json's metric); a generic one for others."""
-    known = [
-        THROUGHPUT,
-        *LATENCIES,
-        *EARLY_STOPPING.values(),
-        SERVER_QPS,
-        *ACCURACY,
-        *UTILIZATION,
-    ]
-    found = [m for m in known if m.key == key]
-    if found:
-        return found[0]
-    if key.startswith("latency_ns."):
-        label = key.removeprefix("latency_ns.")
-        return Metric(
-            key=key, label=f"{label} latency", unit="ms", higher_is_better=False, scale=1e-6
-        )
-    return Metric(key=key, label=key, unit="1", higher_is_better=True)
-
-
-def headline_metric(scenario: str) -> Metric:
-    """MLPerf's metric of a scenario: what one line about a run leads with."""
-    return SCENARIO_METRICS[scenario][0]
-
-
-def _values(side: Side, metric: str) -> list[float]:
+def _values(side: Side, metric: Metric) -> list[float]:
     if isinstance(side, PublishedResult):
-        key = SAMPLES_PER_SECOND if metric == SERVER_QPS_KEY else metric
-        value = published_value(side, key)
+        value = published_value_of(side, metric)
         return [] if value is None else [value]
-    return [v for r in side.results if (v := result_value(r, metric)) is not None]
-
-
-def result_value(result: RunResult, metric: str) -> float | None:
-    """One result's value of a compared metric: a harness.results.metrics name, or Server's QPS."""
-    if metric == SERVER_QPS_KEY:
-        rate = None if result.server is None else result.server.scheduled_samples_per_second
-        return None if rate is None else float(rate)
-    values = metric_values([result], metric)
-    return values[0] if values else None
+    return [v for r in side.results if (v := value_of(r, metric)) is not None]
 
 
 def _row(
     metric: Metric, groups: Sequence[Side], alpha: float, *, mlperf: bool, headline: bool = False
 ) -> Row:
-    first = _values(groups[0], metric.key)
+    first = _values(groups[0], metric)
     first_value = statistics.median(first) if first else None
     reference = Cell(
         values=tuple(first),
@@ -362,7 +202,7 @@ def _row(
         p_value=None,
         significant=None,
     )
-    others = [_cell(first, first_value, _values(g, metric.key), alpha) for g in groups[1:]]
+    others = [_cell(first, first_value, _values(g, metric), alpha) for g in groups[1:]]
     return Row(metric=metric, cells=(reference, *others), headline=headline, mlperf=mlperf)
 
 
@@ -378,65 +218,6 @@ def _cell(first: list[float], first_value: float | None, values: list[float], al
         significant=None if p_value is None else p_value < alpha,
         interval=ratio_interval(first, values) if ratio is not None else None,
     )
-
-
-def ratio_interval(
-    a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95
-) -> tuple[float, float] | None:
-    """Fieller's confidence interval of mean(b) / mean(a), with Welch's degrees of freedom.
-
-    The two sides are independent samples with unequal variances. The degrees of freedom are
-    Welch-Satterthwaite's for mean(b) - R mean(a) at the estimate R (Tamhane and Logan's
-    "Fieller-Welch" interval). None with fewer than two values on a side; (-inf, inf) when
-    mean(a) is not clear of zero at this confidence, so no finite interval exists.
-    """
-    if len(a) < 2 or len(b) < 2:
-        return None
-    mean_a, mean_b = statistics.fmean(a), statistics.fmean(b)
-    var_a, var_b = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
-    if mean_a == 0:
-        return (-math.inf, math.inf)
-    ratio = mean_b / mean_a
-    spread = var_b**2 / (len(b) - 1) + ratio**4 * var_a**2 / (len(a) - 1)
-    df = (var_b + ratio**2 * var_a) ** 2 / spread if spread > 0 else math.inf
-    t = _t_quantile(1 - (1 - confidence) / 2, df)
-    quad = mean_a**2 - t**2 * var_a
-    half = mean_a**2 * var_b + mean_b**2 * var_a - t**2 * var_a * var_b
-    if quad <= 0 or half < 0:
-        return (-math.inf, math.inf)
-    root = t * math.sqrt(half)
-    return ((mean_a * mean_b - root) / quad, (mean_a * mean_b + root) / quad)
-
-
-def _t_quantile(q: float, df: float) -> float:
-    try:
-        from scipy import stats as scipy_stats  # type: ignore[import-untyped]
-    except ImportError:
-        raise DependencyError(SCIPY_MISSING) from None
-    return float(scipy_stats.t.ppf(q, df))
-
-
-def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
-    """Energy per inference and samples/s/W for each power source any result reports."""
-    names = sorted({name for r in results if r.telemetry for name in r.telemetry.sources})
-    return [
-        metric
-        for name in names
-        for metric in (
-            Metric(
-                key=source_metric(name, "energy_per_inference_mj"),
-                label=f"energy per inference, {name}",
-                unit="mJ",
-                higher_is_better=False,
-            ),
-            Metric(
-                key=source_metric(name, "samples_per_second_per_watt"),
-                label=f"efficiency, {name}",
-                unit="samples/s/W",
-                higher_is_better=True,
-            ),
-        )
-    ]
 
 
 def _differences(groups: Sequence[Side]) -> tuple[list[str], list[str], list[str]]:

@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from harness.analysis.shown import shown
-from harness.analysis.stats import StopReason, SweepLimit, TrialStats
+from harness.analysis.sweep import StopReason, SweepLimit
+from harness.analysis.trials import TrialStats
 from harness.errors import ResultError
 from harness.files import RESULT_FILE
+from harness.records.metrics import metric as metric_row
 from harness.results.groupfile import (
     SWEEP_FILE,
     TRIALS_FILE,
@@ -88,7 +89,7 @@ def group_warnings(group: Group) -> list[tuple[str, str]]:
     """
     out: list[tuple[str, str]] = []
     if group.runs.stats is not None and group.sweep is None:
-        name = shown(group.runs.metric).name if group.runs.metric else "trials"
+        name = metric_row(group.runs.metric).label if group.runs.metric else "trials"
         out += [("trials", f"{name}: {w}") for w in group.runs.stats.warnings]
     for point in group.sweep.points if group.sweep else ():
         out += [(f"batch {point.batch_size}", f"throughput: {w}") for w in point.stats.warnings]

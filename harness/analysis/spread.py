@@ -6,29 +6,36 @@ import math
 from collections.abc import Sequence
 
 from harness.analysis.groups import Group, RunSet
-from harness.analysis.shown import LATENCIES, SOURCE_VALUES, UTILIZATION, is_higher_better, shown
-from harness.analysis.stats import MetricSpread, trial_stats
-from harness.results.metrics import (
-    SAMPLES_PER_SECOND,
-    metric_values,
-    source_metric,
-)
+from harness.analysis.trials import MetricSpread, trial_stats
+from harness.records.metrics import ROWS, THROUGHPUT, metric, scenario_metrics
+from harness.results.metrics import headline, metric_values, reported, telemetry_metrics
 from harness.results.records import RunResult
+
+# The metrics checked beside their number in a report only (the catalogue's "beside" rule).
+_BESIDE = tuple(key for key, row in ROWS.items() if row.spread == "beside")
 
 
 def reported_metrics(results: Sequence[RunResult]) -> list[str]:
     """The metrics a report shows for these runs that at least one run has a value of.
 
-    Latencies (p50, p90, p99, p99.9, the early-stopping estimates) except in Offline, whose
-    latencies are completion times of one big query; throughput; each power source's
-    perf/W and energy per inference.
+    As the catalogue says for their scenario: MLPerf's headline (and its fallback), the
+    others MLPerf reports, the harness's own beside them and those checked besides; and each
+    power source's energy per inference and samples/s per watt.
     """
-    offline = any(r.scenario == "Offline" for r in results)
-    candidates = [] if offline else list(LATENCIES)
-    candidates.append(SAMPLES_PER_SECOND)
-    sources = sorted({s for r in results if r.telemetry for s in r.telemetry.sources})
-    candidates += [source_metric(s, v) for s in sources for v in SOURCE_VALUES]
-    return [m for m in candidates if metric_values(results, m)]
+    if not results:
+        return []
+    scenario = results[0].scenario
+    found = scenario_metrics(scenario)
+    candidates = [
+        headline(scenario, results),
+        *reported(scenario, results),
+        *([found.fallback] if found.fallback else []),
+        *found.beside,
+        *found.checked,
+        *telemetry_metrics(results),
+    ]
+    keys = dict.fromkeys(m.key for m in candidates if m.spread == "trials")
+    return [key for key in keys if metric_values(results, key)]
 
 
 def metric_spreads(results: Sequence[RunResult], *, requested: int) -> tuple[MetricSpread, ...]:
@@ -36,15 +43,15 @@ def metric_spreads(results: Sequence[RunResult], *, requested: int) -> tuple[Met
     return tuple(_spread(results, m, requested) for m in reported_metrics(results))
 
 
-def _spread(results: Sequence[RunResult], metric: str, requested: int) -> MetricSpread:
-    how = shown(metric)
+def _spread(results: Sequence[RunResult], key: str, requested: int) -> MetricSpread:
+    how = metric(key)
     stats = trial_stats(
-        metric_values(results, metric),
+        metric_values(results, how),
         requested=requested,
-        higher_is_better=is_higher_better(metric),
+        higher_is_better=how.higher_is_better,
         shown=how,
     )
-    return MetricSpread(metric=metric, name=how.name, unit=how.unit, scale=how.scale, stats=stats)
+    return MetricSpread(metric=key, name=how.label, unit=how.unit, scale=how.scale, stats=stats)
 
 
 def run_set_flags(runs: RunSet) -> dict[str, str]:
@@ -69,12 +76,12 @@ def _utilization_flags(
     usually throughput's: then the flag repeats throughput's words, and a report lists them
     on one line. Not recorded in trials.json nor printed, where they would only say it again.
     """
-    throughput = next((s for s in spreads if s.metric == SAMPLES_PER_SECOND), None)
+    throughput = next((s for s in spreads if s.metric == THROUGHPUT.key), None)
     flags: dict[str, str] = {}
-    for metric in UTILIZATION:
-        if not metric_values(results, metric):
+    for key in _BESIDE:
+        if not metric_values(results, key):
             continue
-        spread = _spread(results, metric, requested)
+        spread = _spread(results, key, requested)
         if spread.flag is None:
             continue
         if (
@@ -82,9 +89,9 @@ def _utilization_flags(
             and throughput.flag is not None
             and math.isclose(spread.stats.cov, throughput.stats.cov, rel_tol=1e-6, abs_tol=1e-12)
         ):
-            flags[metric] = f"{spread.name}: {throughput.flag.partition(': ')[2]}"
+            flags[key] = f"{spread.name}: {throughput.flag.partition(': ')[2]}"
         else:
-            flags[metric] = spread.flag
+            flags[key] = spread.flag
     return flags
 
 

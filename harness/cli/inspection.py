@@ -26,6 +26,7 @@ UNWRAPPED_WIDTH = 10_000  # `compare` into a pipe: one line per item
 if TYPE_CHECKING:
     from harness.analysis.groups import Group
     from harness.fingerprint.survey import Survey
+    from harness.records.metrics import Metric
     from harness.results.published import PublishedResult
     from harness.results.records import RunResult
 
@@ -316,32 +317,49 @@ def _say(text: str, *, err: bool = False) -> None:
 
 
 def _render_group(group: Group, name: str) -> str:
-    """A trials group or a sweep: its statistics table, then one line per run."""
+    """A trials group or a sweep: its statistics table, then one line per run.
+
+    Both name the group's headline metric as the catalogue gives it for these runs.
+    """
+    from harness.results.metrics import headline
+
     first = group.results[0] if group.results else None
     what = f"{first.scenario_name}: {first.scenario}" if first else "no run measured"
     lines = [f"{name}: {group.kind} group, {what}"]
     lines += _sweep_table(group) if group.sweep is not None else _trials_table(group)
     lines.append("  runs:")
-    for runs in group.all_runs:
-        lines += [f"    {_run_line(label, d, r)}" for label, d, r in group.labelled(runs)]
+    every = [r for runs in group.all_runs for r in runs.results]
+    if every:
+        metric = headline(every[0].scenario, every)
+        for runs in group.all_runs:
+            lines += [f"    {_run_line(a, d, r, metric)}" for a, d, r in group.labelled(runs)]
     return "\n".join(lines)
 
 
 def _trials_table(group: Group) -> list[str]:
-    from harness.analysis.compare import metric_named
+    """The trials' spread of the group's headline metric, from its runs' results."""
+    from harness.analysis.trials import trial_stats
+    from harness.results.metrics import headline, metric_values
 
-    stats, key = group.runs.stats, group.runs.metric
-    if stats is None or key is None:
+    results = group.results
+    if group.runs.stats is None or not results:
         return ["  no trial statistics"]
-    metric = metric_named(key)
+    metric = headline(results[0].scenario, results)
+    values = metric_values(results, metric)
+    if not values:
+        return [f"  no trial has a value of {metric.title}"]
+    requested = group.runs.requested
+    stats = trial_stats(
+        values, requested=requested, higher_is_better=metric.higher_is_better, shown=metric
+    )
     better = "higher" if stats.higher_is_better else "lower"
-    values = [stats.median, stats.best, stats.mean, stats.stdev]
-    cells = [metric.format(v) for v in values] + [f"{stats.cov * 100:.1f} %"]
+    cells = [metric.format(v) for v in (stats.median, stats.best, stats.mean, stats.stdev)]
+    cells.append(f"{stats.cov * 100:.1f} %")
     header = ["median", "best", "mean", "stdev", "CoV"]
     widths = [max(len(h), len(c)) for h, c in zip(header, cells, strict=True)]
     return [
         f"  {len(stats.values)} trials of {metric.title}, {better} is better "
-        f"({stats.requested} requested)",
+        f"({requested} requested)",
         "    " + "  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)),
         "    " + "  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)),
         *(f"  warning: {w}" for w in stats.warnings),
@@ -368,12 +386,9 @@ def _sweep_table(group: Group) -> list[str]:
     return lines
 
 
-def _run_line(label: str, run_dir: Path, result: RunResult) -> str:
-    from harness.analysis.compare import headline_metric, result_value
+def _run_line(label: str, run_dir: Path, result: RunResult, metric: Metric) -> str:
+    from harness.results.metrics import value_of
 
-    metric = headline_metric(result.scenario)
-    value = result_value(result, metric.key)
     verdict = "VALID" if result.outcome.valid else "INVALID"
-    return (
-        f"{label:<14} {verdict:<7}  {metric.label} {metric.format(value)} {metric.unit}  {run_dir}"
-    )
+    value = metric.format(value_of(result, metric))
+    return f"{label:<14} {verdict:<7}  {metric.label} {value} {metric.unit}  {run_dir}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -33,19 +33,13 @@ from harness.fleet.records import EntryRecord
 from harness.fleet.state import TaskStatus
 from harness.fleet.tree import check_tree
 from harness.foreign import inside
-from harness.results.metrics import LATENCY_P90, LATENCY_P99, SAMPLES_PER_SECOND
+from harness.records.metrics import Metric
+from harness.results.metrics import headline, metric_values
 from harness.results.records import RunResult
 
 MERGED_JSON = "fleet-merged.json"
 REFUSED = "; not merged"  # how a row's note ends when its run led out of its attempt
 MERGED_MD = "fleet-merged.md"
-# MLPerf's headline per scenario, as the table shows it: (metric key, label, scale, higher?)
-HEADLINES: Mapping[str, tuple[str, str, float, bool]] = {
-    "SingleStream": (LATENCY_P90, "p90 latency (ms)", 1e-6, False),
-    "MultiStream": (LATENCY_P99, "p99 latency (ms)", 1e-6, False),
-    "Server": (LATENCY_P99, "p99 latency (ms)", 1e-6, False),
-    "Offline": (SAMPLES_PER_SECOND, "samples/s", 1.0, True),
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,8 +51,8 @@ class Row:
     state: str
     config: str
     scenario: str | None
-    metric: str | None
-    value: float | None  # the headline's median over the trials, in the metric's units
+    metric: str | None  # the headline's title, e.g. "early-stopping p90 latency (ms)"
+    value: float | None  # the headline's median over the trials, in its shown unit
     spread_cov: float | None
     trials: int
     valid: str  # "yes", "no (k of n INVALID)", "-"
@@ -83,32 +77,89 @@ class Merged:
     notes: tuple[str, ...]
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Loaded:
+    """One entry of one task as read: its row before its headline, and its runs if any."""
+
+    row: Row
+    group: Group | None
+    scenario: str  # LoadGen's scenario of the entry
+    hw: str
+    partition: str | None
+
+
 def merge(fleet: Path, plan: FleetPlan, statuses: Sequence[TaskStatus]) -> Merged:
-    """Read every task's runs (a task that failed leaves its row, never hides the others)."""
+    """Read every task's runs (a task that failed leaves its row, never hides the others).
+
+    Every configuration is judged by one metric, the catalogue's headline for all its runs
+    on every node (so one node's missing early-stopping estimate does not split it).
+    """
     tasks = {task.index: task for task in plan.tasks}
-    rows: list[Row] = []
-    groups: list[Group] = []
-    node_runs: list[NodeRun] = []
+    loaded: list[_Loaded] = []
     checked: list[TaskStatus] = []
     for status in statuses:
-        task_rows, task_groups, task_runs = _task_rows(fleet, plan, tasks[status.index], status)
-        refused = [r.note for r in task_rows if r.note and r.note.endswith(REFUSED)]
+        entries = _task_entries(fleet, plan, tasks[status.index], status)
+        refused = [e.row.note for e in entries if e.row.note and e.row.note.endswith(REFUSED)]
         checked.append(_damaged(status, refused[0]) if refused else status)
-        rows += [replace(r, state=checked[-1].state) for r in task_rows]
-        groups += task_groups
-        node_runs += task_runs
-    differences = heterogeneity(node_runs)
-    found = outliers(node_runs)
-    notes = tuple(too_few_peers(node_runs))
+        loaded += [replace(e, row=replace(e.row, state=checked[-1].state)) for e in entries]
+    metrics = _config_metrics(loaded)
+    rows = [e.row if e.group is None else _measured(e, metrics[e.row.config]) for e in loaded]
+    node_runs = [
+        _node_run(e, row, metrics[row.config])
+        for e, row in zip(loaded, rows, strict=True)
+        if e.group is not None
+    ]
     return Merged(
         fleet=fleet,
         plan=plan,
         statuses=tuple(checked),
         rows=tuple(rows),
-        groups=tuple(groups),
-        differences=tuple(differences),
-        outliers=tuple(found),
-        notes=notes,
+        groups=tuple(e.group for e in loaded if e.group is not None),
+        differences=tuple(heterogeneity(node_runs)),
+        outliers=tuple(outliers(node_runs)),
+        notes=tuple(too_few_peers(node_runs)),
+    )
+
+
+def _config_metrics(loaded: Sequence[_Loaded]) -> dict[str, Metric]:
+    """Each configuration's headline over the runs of every task that ran it."""
+    results: dict[str, list[RunResult]] = {}
+    for e in loaded:
+        if e.group is not None:
+            results.setdefault(e.row.config, []).extend(e.group.results)
+    scenarios = {e.row.config: e.scenario for e in loaded}
+    return {config: headline(scenarios[config], runs) for config, runs in results.items()}
+
+
+def _measured(entry: _Loaded, metric: Metric) -> Row:
+    """The entry's row with its headline's median and spread, validity and energy."""
+    results = entry.group.results if entry.group else ()
+    values = [metric.shown(v) for v in metric_values(results, metric)]
+    return replace(
+        entry.row,
+        metric=metric.title,
+        value=_median(values),
+        spread_cov=_cov(values),
+        trials=len(results),
+        valid=_validity(results),
+        perf_per_watt=_power(results, "samples_per_second_per_watt"),
+        energy_mj=_power(results, "energy_per_inference_mj"),
+    )
+
+
+def _node_run(entry: _Loaded, row: Row, metric: Metric) -> NodeRun:
+    results = entry.group.results if entry.group else ()
+    return NodeRun(
+        task=row.task,
+        node=row.node or "?",
+        hw=entry.hw,
+        partition=entry.partition,
+        config=row.config,
+        metric=metric.title,
+        higher_is_better=metric.higher_is_better,
+        value=row.value,
+        spread_cov=row.spread_cov,
+        fingerprint=results[0].fingerprint.data if results else {},
     )
 
 
@@ -118,12 +169,12 @@ def _damaged(status: TaskStatus, why: str) -> TaskStatus:
     return replace(status, state="DAMAGED", detail=detail, problems=(*status.problems, why))
 
 
-def _task_rows(
+def _task_entries(
     fleet: Path, plan: FleetPlan, task: TaskSpec, status: TaskStatus
-) -> tuple[list[Row], list[Group], list[NodeRun]]:
+) -> list[_Loaded]:
     outcomes = {e.name: e for e in status.record.entries} if status.record else {}
     log = None if status.log is None else status.log.relative_to(fleet).as_posix()
-    rows, groups, runs = [], [], []
+    loaded = []
     for entry in task.entries:
         scenario = entry.scenario
         config = f"{scenario.model.name} {scenario.model.precision} {scenario.scenario}"
@@ -134,7 +185,7 @@ def _task_rows(
             note = outcome.error
         elif group is None and note is None:
             note = "no result: the task did not reach this entry"
-        empty = Row(
+        row = Row(
             task=task.index,
             node=status.node,
             state=status.state,
@@ -151,42 +202,16 @@ def _task_rows(
             run=None if run_dir is None else run_dir.relative_to(fleet).as_posix(),
             note=note,
         )
-        if group is None:
-            rows.append(empty)
-            continue
-        label = f"{status.node or '?'} task {task.index}: {scenario.name}"
-        groups.append(replace(group, label=label))
-        key, metric, scale, higher = HEADLINES[scenario.scenario]
-        values = [v * scale for v in _values(group.results, key)]
-        value = _median(values)
-        cov = _cov(values)
-        rows.append(
-            replace(
-                empty,
-                metric=metric,
-                value=value,
-                spread_cov=cov,
-                trials=len(group.results),
-                valid=_validity(group.results),
-                perf_per_watt=_power(group.results, "samples_per_second_per_watt"),
-                energy_mj=_power(group.results, "energy_per_inference_mj"),
+        if group is not None:
+            label = f"{status.node or '?'} task {task.index}: {scenario.name}"
+            group = replace(group, label=label)
+        partition = _partition(plan, status)
+        loaded.append(
+            _Loaded(
+                row=row, group=group, scenario=scenario.scenario, hw=plan.hw, partition=partition
             )
         )
-        runs.append(
-            NodeRun(
-                task=task.index,
-                node=status.node or "?",
-                hw=plan.hw,
-                partition=_partition(plan, status),
-                config=config,
-                metric=metric,
-                higher_is_better=higher,
-                value=value,
-                spread_cov=cov,
-                fingerprint=group.results[0].fingerprint.data if group.results else {},
-            )
-        )
-    return rows, groups, runs
+    return loaded
 
 
 def _load(
@@ -212,15 +237,6 @@ def _load(
     except HarnessError as exc:
         return run_dir, None, str(exc)
     return run_dir, group, None
-
-
-def _values(results: Sequence[RunResult], key: str) -> list[float]:
-    from harness.results.metrics import metric_values
-
-    try:
-        return list(metric_values(results, key))
-    except HarnessError:
-        return []
 
 
 def _median(values: Sequence[float]) -> float | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from harness.analysis.compare import Cell, Comparison, Metric, Row
+from harness.analysis.compare import Cell, Comparison, Row
+from harness.records.metrics import Metric
 from harness.report import safe
 
 NOT_COMPARABLE = "NOT COMPARABLE"

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.analysis.compare import THROUGHPUT, Metric
 from harness.analysis.groups import Group
 from harness.analysis.spread import spread_flags
-from harness.analysis.stats import percent
 from harness.fingerprint import Fingerprint
-from harness.results.metrics import metric_values, source_metric
+from harness.records.metrics import SCENARIOS, per_source, percent, scenario_metrics
+from harness.results.metrics import headline, metric_values
 from harness.results.records import RunResult
 
 
@@ -164,39 +162,6 @@ def _ms(value: int | None) -> str:
 # The report's first screen: what each configuration is, and MLPerf's metric for it.
 
 MODEL_NAMES = {"resnet50": "ResNet-50", "resnet50-mlperf": "ResNet-50 (MLPerf)"}
-ES_P90 = Metric(
-    key="latency_ns.early_stopping_p90",
-    label="early-stopping p90 latency",
-    unit="ms",
-    higher_is_better=False,
-    scale=1e-6,
-    spec=",.3f",
-)
-ES_P99 = dataclasses.replace(
-    ES_P90, key="latency_ns.early_stopping_p99", label="early-stopping p99 latency"
-)
-P90 = dataclasses.replace(ES_P90, key="latency_ns.p90", label="p90 latency (no early-stopping)")
-SERVER_RATE = Metric(
-    key="server.scheduled_samples_per_second",
-    label="scheduled rate at the bound",
-    unit="samples/s",
-    higher_is_better=True,
-    spec=",.1f",
-)
-HEADLINES: Mapping[str, Metric] = {
-    "SingleStream": ES_P90,
-    "MultiStream": ES_P99,
-    "Offline": THROUGHPUT,
-    "Server": SERVER_RATE,
-}
-# The summary table's short names of the headline metrics.
-SHORT_NAMES = {
-    ES_P90.key: "early-stopping p90 (ms)",
-    ES_P99.key: "early-stopping p99 (ms)",
-    P90.key: "p90, no early-stopping estimate (ms)",
-    THROUGHPUT.key: "samples/s",
-    SERVER_RATE.key: "scheduled samples/s",
-}
 SUMMARY_HEADER = (
     "#",
     "device",
@@ -211,10 +176,9 @@ SUMMARY_HEADER = (
 )
 SUMMARY_NOTE = (
     "One row per configuration; value: the median over its runs of the metric MLPerf reports "
-    "for the scenario (SingleStream: the early-stopping p90 estimate; MultiStream: the "
-    "early-stopping p99; Offline: samples/s; Server: the scheduled rate, valid only where the "
-    "latency bound is met); spread: the CoV of that metric over the runs, marked ⚠ where the "
-    "spread check warns (too large to trust, or fewer runs than requested)."
+    f"for the scenario ({'; '.join(f'{s.scenario}: {s.note}' for s in SCENARIOS.values())}); "
+    "spread: the CoV of that metric over the runs, marked ⚠ where the spread check warns "
+    "(too large to trust, or fewer runs than requested)."
 )
 
 
@@ -241,37 +205,21 @@ def configuration_label(result: RunResult) -> str:
     return f"{model_label(result)} · {result.scenario} · {device_label(result)}"
 
 
-def headline_metric(results: Sequence[RunResult]) -> Metric:
-    """MLPerf's metric for the results' scenario; p90 where LoadGen gave no early-stopping value."""
-    metric = HEADLINES[results[0].scenario]
-    if metric is ES_P90 and not headline_values(results, metric):
-        return P90
-    return metric
-
-
-def headline_values(results: Sequence[RunResult], metric: Metric) -> list[float]:
-    """The metric's value in each result that has one."""
-    if metric is SERVER_RATE:
-        rates = [r.server.scheduled_samples_per_second for r in results if r.server]
-        return [float(v) for v in rates if v is not None]
-    return metric_values(results, metric.key)
-
-
 def summary_row(group: Group, link: str, warnings: int) -> tuple[str, ...]:
     """The group's row of the summary table; `link` is the Markdown link to its section."""
     results = group.results
     if not results:
         return (link, "n/a", "n/a", "n/a", "n/a", "n/a", "no run", "n/a", "n/a", str(warnings))
     r = results[0]
-    metric = headline_metric(results)
-    values = headline_values(results, metric)
+    metric = headline(r.scenario, results)
+    values = metric_values(results, metric)
     value = metric.format(statistics.median(values)) if values else "n/a"
     return (
         link,
         device_label(r),
         model_label(r),
         r.scenario,
-        SHORT_NAMES.get(metric.key, metric.title),
+        metric.title,
         value,
         _validity(results, group.runs.requested),
         _energy(results),
@@ -293,19 +241,16 @@ def _validity(results: Sequence[RunResult], requested: int) -> str:
 
 
 def _energy(results: Sequence[RunResult]) -> str:
-    """Per source: mJ per inference for latency scenarios, samples/s/W for throughput ones."""
-    per_query = results[0].scenario in ("SingleStream", "MultiStream")
-    name, unit = (
-        ("energy_per_inference_mj", "mJ/inference")
-        if per_query
-        else ("samples_per_second_per_watt", "samples/s/W")
-    )
+    """Per source, the value that suits the scenario: mJ per inference, or samples/s/W."""
+    name = scenario_metrics(results[0].scenario).energy
     sources = sorted({s for r in results if r.telemetry for s in r.telemetry.sources})
     parts = []
     for source in sources:
-        values = metric_values(results, source_metric(source, name))
+        metric = per_source(source, name)
+        values = metric_values(results, metric)
         if values:
-            parts.append(f"{source} {statistics.median(values):,.2f} {unit}")
+            unit = "mJ/inference" if metric.unit == "mJ" else metric.unit
+            parts.append(f"{source} {metric.format(statistics.median(values))} {unit}")
     return "; ".join(parts) or "not measured"
 
 

@@ -19,20 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from harness.analysis.shown import shown
-from harness.analysis.stats import (
-    MetricSpread,
+from harness.analysis.sweep import (
     SaturationVerdict,
     StopReason,
     SweepLimit,
     SweepPoint,
-    TrialStats,
     saturation_verdict,
-    trial_stats,
 )
+from harness.analysis.trials import MetricSpread, TrialStats, trial_stats
 from harness.config import ProfileName, ScenarioName
 from harness.errors import ResultError
 from harness.files import atomic_write_text
+from harness.records.metrics import metric
 from harness.results.codec import from_data, to_data
 
 GROUP_SCHEMA_VERSION = 3
@@ -132,9 +130,23 @@ def _read(path: Path, kind: GroupFileKind, cls: type[T]) -> T:
         raise ResultError(f"{path}: schema_version {version} is not one this reads; re-run it")
     del data["kind"]
     try:
-        return from_data(cls, _migrated(kind, data, version))
+        record = from_data(cls, _migrated(kind, data, version))
+        if isinstance(record, TrialsFile):
+            _check_metrics(record)
+        return record
     except ResultError as exc:
         raise ResultError(f"{path}: {exc}; re-run it") from None
+
+
+def _check_metrics(trials: TrialsFile) -> None:
+    """The metrics a trials file names are the catalogue's (ResultError names the bad one)."""
+    named = [("metric", trials.metric)]
+    named += [(f"spreads[{i}].metric", s.metric) for i, s in enumerate(trials.spreads)]
+    for where, key in named:
+        try:
+            metric(key)
+        except ResultError as exc:
+            raise ResultError(f"{where}: {exc}") from None
 
 
 def _migrated(kind: GroupFileKind, data: dict[str, Any], version: int) -> dict[str, Any]:
@@ -167,11 +179,12 @@ def _migrated(kind: GroupFileKind, data: dict[str, Any], version: int) -> dict[s
 
 def _warnings_as_shown(data: dict[str, Any]) -> Any:
     """A pre-3 trials file's stats, its warnings (written in the stored unit) anew as shown."""
-    raw, metric = data.get("stats"), data.get("metric")
-    if not isinstance(raw, dict) or not isinstance(metric, str):
+    raw, name = data.get("stats"), data.get("metric")
+    if not isinstance(raw, dict) or not isinstance(name, str):
         return raw  # from_data says what is wrong
     try:
         stats = from_data(TrialStats, raw, "stats")
+        how = metric(name)
     except ResultError:
         return raw  # reading the whole file says what is wrong, in the file's order
     if not stats.values:
@@ -180,6 +193,6 @@ def _warnings_as_shown(data: dict[str, Any]) -> Any:
         stats.values,
         requested=stats.requested,
         higher_is_better=stats.higher_is_better,
-        shown=shown(metric),
+        shown=how,
     )
     return {**raw, "warnings": list(again.warnings)}

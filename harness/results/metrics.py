@@ -1,9 +1,10 @@
-"""The one accessor for metrics that trials, sweeps and comparisons read from results.
+"""Metric values read from results, and each scenario's metrics for a set of results.
 
-A metric name is what trials.json records and reports show: ``samples_per_second``,
-``latency_ns.p90``, ``utilization.achieved_tflops``, or a power source's value,
-``telemetry.sources.<source>.energy_per_inference_mj``. One rule for absent values: a
-result whose value is None (not measured, not applicable) contributes nothing.
+What a metric is (its label, unit, direction, the headline per scenario) is the catalogue's,
+harness.records.metrics; this module reads a metric's value where the catalogue says it is:
+from a RunResult along its key's path, from a published record along its `published` path.
+One rule for absent values: a result whose value is None (not measured, not applicable, or a
+metric its format does not hold yet) contributes nothing.
 """
 
 from __future__ import annotations
@@ -11,86 +12,100 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.errors import ResultError
-from harness.results.measures import SourceSummary
+from harness.records.metrics import (
+    P90,
+    P99,
+    PER_INFERENCE,
+    PER_WATT,
+    THROUGHPUT,
+    Metric,
+    bound_latency,
+    metric,
+    per_source,
+    scenario_metrics,
+)
+from harness.results.published import PublishedResult
 from harness.results.records import RunResult
 
 Getter = Callable[[RunResult], float | None]
-SourceGetter = Callable[[SourceSummary], float | None]
 
-SAMPLES_PER_SECOND = "samples_per_second"
-LATENCY_P90 = "latency_ns.p90"
-LATENCY_P99 = "latency_ns.p99"
-SOURCE_PREFIX = "telemetry.sources."
+# Keys the campaign and the reproduction verdict name (they will ask for `headline` instead).
+SAMPLES_PER_SECOND = THROUGHPUT.key
+LATENCY_P90 = P90.key
+LATENCY_P99 = P99.key
+_ENERGY = (PER_INFERENCE, PER_WATT)
 
-METRICS: Mapping[str, Getter] = {
-    SAMPLES_PER_SECOND: lambda r: r.samples_per_second,
-    "latency_ns.p50": lambda r: r.latency_ns.p50,
-    LATENCY_P90: lambda r: r.latency_ns.p90,
-    "latency_ns.p95": lambda r: r.latency_ns.p95,
-    "latency_ns.p97": lambda r: r.latency_ns.p97,
-    LATENCY_P99: lambda r: r.latency_ns.p99,
-    "latency_ns.p999": lambda r: r.latency_ns.p999,
-    "latency_ns.mean": lambda r: r.latency_ns.mean,
-    "latency_ns.min": lambda r: r.latency_ns.min,
-    "latency_ns.max": lambda r: r.latency_ns.max,
-    "latency_ns.early_stopping_p90": lambda r: r.latency_ns.early_stopping_p90,
-    "latency_ns.early_stopping_p99": lambda r: r.latency_ns.early_stopping_p99,
-    "accuracy.against_fp32.top1_agreement": lambda r: r.accuracy.against_fp32.top1_agreement,
-    "accuracy.against_fp32.cosine_similarity": lambda r: r.accuracy.against_fp32.cosine_similarity,
-    "accuracy.against_labels.top1": lambda r: (
-        None if r.accuracy.against_labels is None else r.accuracy.against_labels.top1
-    ),
-    "utilization.achieved_tflops": lambda r: r.utilization.achieved_tflops,
-    "utilization.peak_tflops": lambda r: r.utilization.peak_tflops,
-    "utilization.fraction_of_peak": lambda r: r.utilization.fraction_of_peak,
-    "utilization.attainable_tflops": lambda r: r.utilization.attainable_tflops,
-    "utilization.fraction_of_attainable": lambda r: r.utilization.fraction_of_attainable,
-    "warmup.samples_per_second": lambda r: r.warmup.samples_per_second,
-}
-SOURCE_METRICS: Mapping[str, SourceGetter] = {
-    "avg_power_w": lambda s: s.avg_power_w,
-    "energy_j": lambda s: s.energy_j,
-    "energy_per_inference_mj": lambda s: s.energy_per_inference_mj,
-    "samples_per_second_per_watt": lambda s: s.samples_per_second_per_watt,
-    "peak_temp_c": lambda s: s.peak_temp_c,
-}
+
+def value_of(result: RunResult, which: Metric | str) -> float | None:
+    """A result's value of a metric (a catalogue row or its key); None where it has none."""
+    row = metric(which) if isinstance(which, str) else which
+    return _walk(result, row.steps, row.key)
+
+
+def published_value_of(record: PublishedResult, which: Metric) -> float | None:
+    """A published record's value of a metric; None where an imported result has none."""
+    if which.published is None:
+        return None
+    return _walk(record, tuple(which.published.split(".")), which.key)
+
+
+def metric_getter(key: str) -> Getter:
+    """The getter of a metric's key; ResultError for a key that is not a metric."""
+    row = metric(key)
+    return lambda result: value_of(result, row)
+
+
+def metric_values(results: Sequence[RunResult], which: Metric | str) -> list[float]:
+    """The metric's value in each result that has one (None: skipped), in order."""
+    row = metric(which) if isinstance(which, str) else which
+    return [v for v in (value_of(r, row) for r in results) if v is not None]
 
 
 def source_metric(source: str, name: str) -> str:
-    """The metric name of one power source's value, e.g. its energy per inference."""
-    if name not in SOURCE_METRICS:
-        raise ResultError(f"unknown power-source metric {name!r}; known: {_known(SOURCE_METRICS)}")
-    return f"{SOURCE_PREFIX}{source}.{name}"
+    """The key of one power source's value, e.g. its energy per inference."""
+    return per_source(source, name).key
 
 
-def metric_getter(metric: str) -> Getter:
-    """The getter of a metric name; ResultError for a name that is not a metric."""
-    getter = METRICS.get(metric)
-    if getter is not None:
-        return getter
-    source, _, name = metric.removeprefix(SOURCE_PREFIX).rpartition(".")
-    if metric.startswith(SOURCE_PREFIX) and source and name in SOURCE_METRICS:
-        return _source_getter(source, SOURCE_METRICS[name])
-    raise ResultError(
-        f"unknown metric {metric!r}; known: {_known(METRICS)}, "
-        f"and {SOURCE_PREFIX}<source>.<{'|'.join(SOURCE_METRICS)}>"
-    )
+def source_names(results: Sequence[RunResult]) -> list[str]:
+    """The power sources any of the results measured, sorted by name."""
+    return sorted({name for r in results if r.telemetry for name in r.telemetry.sources})
 
 
-def metric_values(results: Sequence[RunResult], metric: str) -> list[float]:
-    """The metric's value in each result that has one (None: skipped), in order."""
-    getter = metric_getter(metric)
-    return [float(v) for v in map(getter, results) if v is not None]
+def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
+    """Energy per inference and samples/s per watt of each power source any result measured."""
+    return [per_source(name, value) for name in source_names(results) for value in _ENERGY]
 
 
-def _source_getter(source: str, value: SourceGetter) -> Getter:
-    def getter(result: RunResult) -> float | None:
-        if result.telemetry is None or source not in result.telemetry.sources:
+def headline(scenario: str, results: Sequence[RunResult] = ()) -> Metric:
+    """MLPerf's metric of the scenario for these results: its fallback where none has it."""
+    found = scenario_metrics(scenario)
+    if found.fallback is not None and results and not metric_values(results, found.headline):
+        return found.fallback
+    return found.headline
+
+
+def reported(scenario: str, results: Sequence[RunResult] = ()) -> tuple[Metric, ...]:
+    """MLPerf's other metrics of the scenario; Server's latency at its bound's percentile.
+
+    The bound's percentile is the lowest any result's LoadGen logged (p99 where none did).
+    """
+    found = scenario_metrics(scenario)
+    if not found.at_bound:
+        return found.reported
+    percentiles = {r.server.latency_percentile for r in results if r.server is not None}
+    known = {99.0 if p is None else p for p in percentiles} or {99.0}
+    return (bound_latency(min(known)), *found.reported[1:])
+
+
+def _walk(start: object, steps: tuple[str, ...], key: str) -> float | None:
+    """The number at the end of `steps` (attributes, or keys of a mapping); None if absent."""
+    value: object = start
+    for step in steps:
+        if value is None:
             return None
-        return value(result.telemetry.sources[source])
-
-    return getter
-
-
-def _known(table: Mapping[str, object]) -> str:
-    return ", ".join(table)
+        value = value.get(step) if isinstance(value, Mapping) else getattr(value, step, None)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ResultError(f"metric {key}: holds {type(value).__name__}, not a number")
+    return float(value)

@@ -8,14 +8,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.analysis.groups import Group, group_warnings
+from harness.records.metrics import Metric, scenario_metrics
+from harness.results.metrics import metric_values, published_value_of
 from harness.results.published import PublishedResult
 from harness.site.discover import EntryKind
 from harness.site.entries import Entry
 from harness.site.headline import (
-    RULES,
     Headline,
     device,
     group_headline,
+    headline_of,
     published_device,
     published_headline,
 )
@@ -46,6 +48,7 @@ class Board:
 
     model: str
     scenario: str
+    metric: Metric  # the one every row is ranked by (the catalogue's headline for them all)
     rows: tuple[BoardRow, ...]
 
     @property
@@ -55,17 +58,8 @@ class Board:
 
     @property
     def headline(self) -> Headline:
-        """The scenario's metric as the harness defines it; the first row's for another scenario."""
-        rule = RULES.get(self.scenario)
-        if rule is None:
-            return self.rows[0].headline
-        return Headline(
-            label=rule.label,
-            unit=rule.unit,
-            higher_is_better=rule.higher_is_better,
-            value=None,
-            cov=None,
-        )
+        """The metric the board ranks by, without a value."""
+        return headline_of(self.metric)
 
     @property
     def title(self) -> str:
@@ -75,18 +69,36 @@ class Board:
 
 def build_boards(entries: Sequence[Entry]) -> list[Board]:
     """A board per (model, scenario), sorted by name; rows best first, unmeasured last."""
-    keyed: dict[tuple[str, str], list[BoardRow]] = {}
+    keyed: dict[tuple[str, str], list[tuple[Entry, Side]]] = {}
     for entry in entries:
         for group in entry.groups:
             if group.results:
-                keyed.setdefault(_group_key(group), []).append(_group_row(entry, group))
+                keyed.setdefault(_group_key(group), []).append((entry, group))
         for record in entry.published:
-            key = (record.model, record.scenario)
-            keyed.setdefault(key, []).append(_published_row(entry, record))
-    return [
-        Board(model=model, scenario=scenario, rows=tuple(sorted(rows, key=_rank)))
-        for (model, scenario), rows in sorted(keyed.items())
+            keyed.setdefault((record.model, record.scenario), []).append((entry, record))
+    return [_board(model, scenario, sides) for (model, scenario), sides in sorted(keyed.items())]
+
+
+def _board(model: str, scenario: str, sides: Sequence[tuple[Entry, Side]]) -> Board:
+    metric = board_metric(scenario, [side for _, side in sides])
+    rows = [
+        _group_row(entry, side, metric)
+        if isinstance(side, Group)
+        else _published_row(entry, side, metric)
+        for entry, side in sides
     ]
+    return Board(model=model, scenario=scenario, metric=metric, rows=tuple(sorted(rows, key=_rank)))
+
+
+def board_metric(scenario: str, sides: Sequence[Side]) -> Metric:
+    """The scenario's headline; its fallback where no side has a value of it (one for all)."""
+    found = scenario_metrics(scenario)
+    results = [r for side in sides if isinstance(side, Group) for r in side.results]
+    published = [side for side in sides if isinstance(side, PublishedResult)]
+    has = metric_values(results, found.headline) or [
+        v for r in published if (v := published_value_of(r, found.headline)) is not None
+    ]
+    return found.headline if has or found.fallback is None else found.fallback
 
 
 def _group_key(group: Group) -> tuple[str, str]:
@@ -101,7 +113,7 @@ def _rank(row: BoardRow) -> tuple[bool, float]:
     return False, -value if row.headline.higher_is_better else value
 
 
-def _group_row(entry: Entry, group: Group) -> BoardRow:
+def _group_row(entry: Entry, group: Group, metric: Metric) -> BoardRow:
     first = group.results[0]
     valid = sum(r.valid for r in group.results)
     runs = len(group.results)
@@ -113,7 +125,7 @@ def _group_row(entry: Entry, group: Group) -> BoardRow:
         kind=group.kind,
         device=device(first),
         precision=first.model.precision,
-        headline=group_headline(group),
+        headline=group_headline(group, metric),
         validity=validity,
         runs=runs,
         warnings=len(group_warnings(group)),
@@ -122,7 +134,7 @@ def _group_row(entry: Entry, group: Group) -> BoardRow:
     )
 
 
-def _published_row(entry: Entry, record: PublishedResult) -> BoardRow:
+def _published_row(entry: Entry, record: PublishedResult, metric: Metric) -> BoardRow:
     validity = {True: "VALID", False: "INVALID", None: "not logged"}[record.valid]
     return BoardRow(
         entry=entry.slug,
@@ -130,7 +142,7 @@ def _published_row(entry: Entry, record: PublishedResult) -> BoardRow:
         kind="published",
         device=published_device(record),
         precision=record.harness_precision or "not stated",
-        headline=published_headline(record),
+        headline=published_headline(record, metric),
         validity=validity,
         runs=1,
         warnings=len(record.loadgen_warnings) + len(record.import_warnings),

@@ -3,109 +3,69 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.analysis.groups import Group
+from harness.records.metrics import Metric, scenario_metrics
+from harness.results.metrics import headline, metric_values, published_value_of
 from harness.results.published import PublishedResult
 from harness.results.records import RunResult
-
-NS_PER_MS = 1e6
 
 
 @dataclass(frozen=True, kw_only=True)
 class Headline:
     """A scenario's headline metric for one result: median over its runs, in display units."""
 
+    key: str  # the catalogue's key (harness.records.metrics)
     label: str  # e.g. "early-stopping p90 latency"
     unit: str  # "ms" or "samples/s"
     higher_is_better: bool
     value: float | None
     cov: float | None  # over the runs; None for a single value
+    spec: str = ",.3f"  # the shown value's format
 
     def text(self) -> str:
         """The value with its unit, or "n/a"."""
         if self.value is None:
             return "n/a"
-        spec = ",.1f" if self.unit == "samples/s" else ",.3f"
-        return f"{format(self.value, spec)} {self.unit}"
+        return f"{format(self.value, self.spec)} {self.unit}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Rule:
-    """How to read a scenario's headline metric from a run, and what it is called."""
-
-    label: str
-    unit: str
-    higher_is_better: bool
-    read: Callable[[RunResult], float | None]
-
-
-def _ns(value: int | None) -> float | None:
-    return None if value is None else value / NS_PER_MS
-
-
-def _server_qps(r: RunResult) -> float | None:
-    return r.server.scheduled_samples_per_second if r.server is not None else None
-
-
-def _early_p90(r: RunResult) -> float | None:
-    return _ns(r.latency_ns.early_stopping_p90 or r.latency_ns.p90)
-
-
-def _early_p99(r: RunResult) -> float | None:
-    return _ns(r.latency_ns.early_stopping_p99 or r.latency_ns.p99)
-
-
-# SingleStream and MultiStream: LoadGen's early-stopping estimate (the percentile itself where
-# LoadGen logged none); Offline: samples/s; Server: the scheduled rate, valid at the bound.
-RULES: dict[str, Rule] = {
-    "SingleStream": Rule(
-        label="early-stopping p90 latency", unit="ms", higher_is_better=False, read=_early_p90
-    ),
-    "MultiStream": Rule(
-        label="early-stopping p99 latency", unit="ms", higher_is_better=False, read=_early_p99
-    ),
-    "Offline": Rule(
-        label="throughput",
-        unit="samples/s",
-        higher_is_better=True,
-        read=lambda r: r.samples_per_second,
-    ),
-    "Server": Rule(
-        label="scheduled rate at the latency bound",
-        unit="samples/s",
-        higher_is_better=True,
-        read=_server_qps,
-    ),
-}
-
-
-def group_headline(group: Group) -> Headline:
-    """The median of the scenario's headline metric over the group's results."""
-    scenario = group.results[0].scenario if group.results else "Offline"
-    rule = RULES[scenario]
-    values = [v for r in group.results if (v := rule.read(r)) is not None]
+def headline_of(metric: Metric, values: Sequence[float] = ()) -> Headline:
+    """The metric's headline over stored values: their median and CoV, in shown units."""
+    shown = [metric.shown(v) for v in values]
     return Headline(
-        label=rule.label,
-        unit=rule.unit,
-        higher_is_better=rule.higher_is_better,
-        value=statistics.median(values) if values else None,
-        cov=_cov(values),
-    )
-
-
-def published_headline(record: PublishedResult) -> Headline:
-    """The metric the published result states, latencies in ms."""
-    metric = record.metric
-    latency = metric.unit == "ns"
-    return Headline(
+        key=metric.key,
         label=metric.label,
-        unit="ms" if latency else metric.unit,
-        higher_is_better=not latency,
-        value=metric.value / NS_PER_MS if latency else metric.value,
-        cov=None,
+        unit=metric.unit,
+        higher_is_better=metric.higher_is_better,
+        value=statistics.median(shown) if shown else None,
+        cov=_cov(shown),
+        spec=metric.spec,
     )
+
+
+def group_headline(group: Group, metric: Metric | None = None) -> Headline:
+    """The median of `metric` (the scenario's headline for the group) over its results."""
+    scenario = group.results[0].scenario if group.results else "Offline"
+    chosen = metric or headline(scenario, group.results)
+    return headline_of(chosen, metric_values(group.results, chosen))
+
+
+def published_metric(record: PublishedResult) -> Metric:
+    """The scenario's headline for a published result: its fallback where the record lacks it."""
+    found = scenario_metrics(record.scenario)
+    if found.fallback is not None and published_value_of(record, found.headline) is None:
+        return found.fallback
+    return found.headline
+
+
+def published_headline(record: PublishedResult, metric: Metric | None = None) -> Headline:
+    """`metric` (the scenario's headline for the record) as the published result states it."""
+    chosen = metric or published_metric(record)
+    value = published_value_of(record, chosen)
+    return headline_of(chosen, [] if value is None else [value])
 
 
 def _cov(values: Sequence[float]) -> float | None:

@@ -83,8 +83,8 @@ def test_three_tasks_one_with_a_bad_model_are_merged(
     assert failed["log"] == f"logs/{plan['scheduler']['submissions'][0]['job_id']}_2.out"
     assert "bad.onnx" in (fleet / failed["log"]).read_text()  # the worker's one-line error
     rows = {r["task"]: r for r in merged["rows"]}
-    assert rows[0]["metric"] == "p90 latency (ms)" and rows[0]["value"] > 0
-    assert rows[1]["metric"] == "samples/s" and rows[1]["value"] > 0
+    assert rows[0]["metric"] == "early-stopping p90 latency (ms)" and rows[0]["value"] > 0
+    assert rows[1]["metric"] == "throughput (samples/s)" and rows[1]["value"] > 0
     assert rows[0]["valid"] == "yes" and rows[0]["node"] == "localhost"
     assert rows[2]["value"] is None and "bad.onnx" in rows[2]["note"]
     # each task recorded its Slurm IDs and node

@@ -35,8 +35,8 @@ def test_the_report_of_real_runs_opens_with_what_was_measured(report: Path) -> N
     rows = [line for line in lines if re.match(r"\| \[\d\]\(#c\d", line)]
     assert len(rows) == 2
     # SingleStream's row gives the early-stopping p90 in ms, Offline's its samples/s.
-    assert re.search(r"\| early-stopping p90 \(ms\) \| \d+\.\d{3} \| 2/2 VALID", rows[0])
-    assert re.search(r"\| samples/s \| [\d,]+\.\d \| 1/1 VALID", rows[1])
+    assert re.search(r"\| early-stopping p90 latency \(ms\) \| \d+\.\d{3} \| 2/2 VALID", rows[0])
+    assert re.search(r"\| throughput \(samples/s\) \| [\d,]+\.\d \| 1/1 VALID", rows[1])
     assert "## Contents" in text and "## Machines" in text
 
 

@@ -48,7 +48,8 @@ def test_show_of_a_trials_group_prints_its_statistics_then_each_run(
 ) -> None:
     assert main(["show", str(printed["trials"])]) == 0
     out = capsys.readouterr().out
-    assert "2 trials of p90 latency (ms)" in out
+    # the group's headline, as the catalogue names it: SingleStream's early-stopping p90
+    assert "2 trials of early-stopping p90 latency (ms), lower is better" in out
     for word in ("median", "best", "mean", "stdev", "CoV"):
         assert word in out
     assert out.index("median") < out.index("trial-1") < out.index("trial-2")

@@ -106,14 +106,23 @@ def _group(label: str, results: list[RunResult]) -> Group:
 
 
 def test_server_shows_its_qps_and_the_latency_at_its_bound() -> None:
+    # MLPerf (v4.1 on) reports Server's completed rate; the scheduled rate comes beside it
     base = load_result(TINY)
     a = _group("a", [_server(base, 100.0, 9_000_000), _server(base, 104.0, 9_500_000)])
     b = _group("b", [_server(base, 200.0, 12_000_000), _server(base, 190.0, 12_500_000)])
     c = compare([a, b])
     keys = [row.metric.key for row in c.rows]
-    assert keys[:2] == ["server.scheduled_samples_per_second", "latency_ns.p99"]
+    assert keys[:3] == [
+        "server.completed_samples_per_second",
+        "latency_ns.p99",
+        "server.scheduled_samples_per_second",
+    ]
     assert "samples_per_second" not in keys and "latency_ns.p50" not in keys
-    assert c.rows[0].cells[1].value == 195.0 and c.rows[0].cells[1].ratio == 195.0 / 102.0
+    assert [row.headline for row in c.rows][:2] == [True, False]
+    completed = c.rows[0].cells[1]
+    assert completed.value == pytest.approx(195.0 * 0.99)
+    assert completed.ratio == pytest.approx(195.0 / 102.0)
+    assert c.rows[2].cells[1].value == 195.0  # the scheduled rate
     assert dict(c.info)["latency bound"] == ("15.000 ms at p99", "15.000 ms at p99")
 
 

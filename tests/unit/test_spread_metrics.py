@@ -31,11 +31,12 @@ def test_issue_16_p99_spread_is_flagged_in_ms_by_its_name() -> None:
         "latency_ns.p999",
         "latency_ns.early_stopping_p90",
     }  # throughput's CoV is 0.6 %: no flag
+
     assert flags["latency_ns.p99"] == (
         "p99 latency: spread too large to trust: CoV 8.2 % >= 5 % over 3 trials "
         "(mean 3.09 ms, stdev 0.252 ms)"
     )
-    assert flags["latency_ns.early_stopping_p90"].startswith("early-stopping p90 estimate: ")
+    assert flags["latency_ns.early_stopping_p90"].startswith("early-stopping p90 latency: ")
     assert not any("latency_ns" in text or " ns" in text for text in flags.values())
 
 
@@ -44,12 +45,12 @@ def test_offline_checks_throughput_and_each_power_source_never_latency() -> None
     spreads = {s.metric: s for s in metric_spreads(results, requested=2)}
     assert list(spreads) == [
         "samples_per_second",
-        "telemetry.sources.gpu0.samples_per_second_per_watt",
         "telemetry.sources.gpu0.energy_per_inference_mj",
+        "telemetry.sources.gpu0.samples_per_second_per_watt",
     ]
     energy = spreads["telemetry.sources.gpu0.energy_per_inference_mj"]
     assert (energy.name, energy.unit, energy.stats.higher_is_better) == (
-        "energy per inference (gpu0)",
+        "energy per inference, gpu0",
         "mJ",
         False,
     )
@@ -78,7 +79,7 @@ def test_achieved_flops_and_utilization_are_checked_and_flagged_as_shown(tmp_pat
     group = _trial_3_faster(tmp_path, throughput=False)
     flags = spread_flags(load_group(group))
     assert flags["utilization.achieved_tflops"] == (
-        "achieved FLOP/s: spread too large to trust: CoV 25.4 % >= 5 % over 3 trials "
+        "achieved: spread too large to trust: CoV 25.4 % >= 5 % over 3 trials "
         "(mean 0.0705 TFLOP/s, stdev 0.0179 TFLOP/s); trial 3 is an outlier: 0.0912 TFLOP/s "
         "is 51.3 % off the median 0.0603 TFLOP/s (limit 50 %)"
     )
@@ -93,10 +94,10 @@ def test_utilization_that_only_follows_throughput_is_flagged_in_its_words(
     group = _trial_3_faster(tmp_path, throughput=True)
     flags = spread_flags(load_group(group))
     said = flags["samples_per_second"].removeprefix("throughput: ")
-    assert flags["utilization.achieved_tflops"] == f"achieved FLOP/s: {said}"
+    assert flags["utilization.achieved_tflops"] == f"achieved: {said}"
     assert flags["utilization.fraction_of_peak"] == f"utilization of peak: {said}"
     report = render_markdown([load_group(group)], images_dir=tmp_path / "report" / "images")
-    assert f"⚠ throughput, achieved FLOP/s, utilization of peak: {said}" in report
+    assert f"⚠ throughput; achieved; utilization of peak: {said}" in report
     assert re.search(r"\| achieved \(TFLOP/s\) \| [^|]+ \| [^|]+ \| [\d.]+ % ⚠ \|", report)
     # trials.json and the printout keep to what is measured: no derived repeats there
     results = load_group(group).runs.results
@@ -113,7 +114,7 @@ def test_shown_names_and_units() -> None:
     assert (shown("latency_ns.p999").name, shown("latency_ns.p999").unit) == ("p99.9 latency", "ms")
     assert shown("latency_ns.p90").text(555_151.0) == "0.555 ms"
     assert shown("samples_per_second").text(803.3249) == "803.32 samples/s"
-    assert shown("telemetry.sources.cpu.samples_per_second_per_watt").name == "perf/W (cpu)"
+    assert shown("telemetry.sources.cpu.samples_per_second_per_watt").name == "efficiency, cpu"
 
 
 def test_the_trials_printout_shows_latency_in_ms_by_its_name() -> None:

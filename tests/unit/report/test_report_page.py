@@ -68,8 +68,8 @@ def test_the_summary_table_comes_first_with_a_row_per_configuration(tmp_path: Pa
     assert len(rows) == 2
     for row, parts in zip(rows, (EPYC, H100), strict=True):
         assert all(f"| {part} |" in row for part in parts.split(" · ")), row
-    assert "| tiny fp32 |" in rows[0] and "| early-stopping p90 (ms) | 2.461 |" in rows[0]
-    assert "| samples/s | 7,150.0 |" in rows[1]
+    assert "| tiny fp32 |" in rows[0] and "| early-stopping p90 latency (ms) | 2.461 |" in rows[0]
+    assert "| throughput (samples/s) | 7,150.0 |" in rows[1]
     assert "| 3/3 VALID, quick profile |" in rows[0] and "| 8.2 % ⚠ | 3 |" in rows[0]
     assert "| gpu0 21.53 samples/s/W |" in rows[1]
 
@@ -97,7 +97,7 @@ def test_singlestream_leads_with_the_early_stopping_p90(tmp_path: Path) -> None:
     text = render_markdown(_groups("trials-epyc"), images_dir=tmp_path / "i")
     row = _summary_table(text).splitlines()[2]
     # MLPerf's SingleStream metric: the early-stopping p90 estimate, the median over 3 trials.
-    assert "| early-stopping p90 (ms) | 2.461 |" in row
+    assert "| early-stopping p90 latency (ms) | 2.461 |" in row
     assert "samples/s" not in row
     results = text[text.index("### Results") :]
     first_metric = results.split("\n")[4]

@@ -1,0 +1,1 @@
+"""Records that cross package boundaries; for now the metric catalogue (harness.records.metrics)."""

@@ -1,0 +1,367 @@
+"""The metric catalogue: every metric's key, label, unit, scale, direction and spread rule.
+
+One row per metric. Its key is what trials.json records and compare shows, and the dotted
+path of its value in result.json and in RunResult (`harness.results.metrics` reads it there);
+`published` is the path of the same quantity in published.json, where an imported MLPerf
+result has it. Per scenario, SCENARIOS names MLPerf's headline metric and the others reported.
+Show, report, compare, trials, sweeps, fleet and site ask here and keep no table of their own.
+A new metric (a generative model's tokens/s, TTFT, TPOT) is a row, not a code path.
+
+MLPerf's headline per scenario, as the submission checker reads it (RESULT_FIELD_NEW for
+v5.0 to v6.0) and LoadGen 6.0's summary states it on its first lines:
+
+- SingleStream: ``early_stopping_latency_ss``, LoadGen's early-stopping estimate of the p90;
+- MultiStream: ``early_stopping_latency_ms``, the early-stopping estimate of the p99 per query;
+- Offline: ``result_samples_per_second``;
+- Server: ``result_completed_samples_per_sec``, "Completed samples per second" (before v4.1
+  the scheduled rate, now one of LoadGen's "Additional Stats"), valid only in a VALID run:
+  one whose latency at its bound's percentile (p99 for ResNet-50) is within the bound.
+
+Key grammar: a key of ROWS, or ``telemetry.sources.<source>.<value>`` with a non-empty
+<source> and <value> one of SOURCE_VALUES. Anything else is refused (ResultError).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.errors import ResultError
+
+SpreadRule = Literal["trials", "beside", "none"]
+SOURCE_PREFIX = "telemetry.sources."
+NS_TO_MS = 1e-6
+
+
+@dataclass(frozen=True, kw_only=True)
+class Metric:
+    """One metric: where its value is, how people see it, which way is better, how it spreads.
+
+    Shown value = stored value * `scale`, in `unit`; a table formats it with `spec`. Spread
+    rules: "trials", its spread over a group's trials is checked (CoV, outliers) and recorded
+    in trials.json; "beside", checked for the report only, beside its number, in
+    throughput's words when it spreads as throughput does (it is throughput times a constant
+    of the model and machine); "none", it has no spread to check (a constant of the
+    hardware, or the untimed warm-up).
+    """
+
+    key: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    scale: float = 1.0
+    spec: str = ",.2f"
+    spread: SpreadRule = "trials"
+    published: str | None = None  # its path in published.json; None: a published result lacks it
+    path: tuple[str, ...] = ()  # its path from a result, where the key's dots would mislead
+    stored_unit: str | None = None  # the stored value's unit where `scale` converts it
+
+    @property
+    def value_unit(self) -> str:
+        """The unit of the stored value (ns for a latency shown in ms)."""
+        return self.stored_unit or self.unit
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        """The attributes (or mapping keys) that lead from a result to its value."""
+        return self.path or tuple(self.key.split("."))
+
+    @property
+    def name(self) -> str:
+        """Its label: the name a trial's warning leads with."""
+        return self.label
+
+    @property
+    def title(self) -> str:
+        """Label with unit, e.g. "p90 latency (ms)"."""
+        return f"{self.label} ({self.unit})"
+
+    def shown(self, value: float) -> float:
+        """A stored value in shown units; ns to ms divides by 1e6, exactly as people would."""
+        inverse = 1 / self.scale
+        return value / inverse if inverse.is_integer() else value * self.scale
+
+    def format(self, value: float | None) -> str:
+        """A stored value in shown units with the table's decimals, or "n/a"."""
+        return "n/a" if value is None else format(self.shown(value), self.spec)
+
+    def text(self, value: float) -> str:
+        """A stored value as a sentence gives it: 3 significant digits and the unit ("2.51 ms")."""
+        shown = self.shown(value)
+        if self.unit in ("", "1"):
+            return number(shown)
+        digits = number(shown) if abs(shown) >= 100 else f"{shown:#.3g}".rstrip(".")
+        return f"{digits} {self.unit}"
+
+
+def number(value: float) -> str:
+    """Stable text for a measured number: 2 decimals below 1000, whole numbers above."""
+    return f"{value:,.2f}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def percent(fraction: float) -> str:
+    """A fraction as a percentage with one decimal ("7.3 %")."""
+    return f"{fraction * 100:.1f} %"
+
+
+def _latency(name: str, label: str) -> Metric:
+    key = f"latency_ns.{name}"
+    return Metric(
+        key=key,
+        label=label,
+        unit="ms",
+        higher_is_better=False,
+        scale=NS_TO_MS,
+        spec=",.3f",
+        published=key,
+        stored_unit="ns",
+    )
+
+
+def _rate(key: str, label: str, published: str | None, unit: str = "samples/s") -> Metric:
+    return Metric(
+        key=key, label=label, unit=unit, higher_is_better=True, spec=",.1f", published=published
+    )
+
+
+def _share(key: str, label: str, spread: SpreadRule = "beside") -> Metric:
+    return Metric(
+        key=key,
+        label=label,
+        unit="%",
+        higher_is_better=True,
+        scale=100.0,
+        spec=".2f",
+        spread=spread,
+        stored_unit="fraction",
+    )
+
+
+def _tflops(key: str, label: str, spread: SpreadRule = "beside") -> Metric:
+    return Metric(
+        key=key, label=label, unit="TFLOP/s", higher_is_better=True, spec=".3f", spread=spread
+    )
+
+
+THROUGHPUT = _rate("samples_per_second", "throughput", "samples_per_second")
+P50 = _latency("p50", "p50 latency")
+P90 = _latency("p90", "p90 latency")
+P95 = _latency("p95", "p95 latency")
+P97 = _latency("p97", "p97 latency")
+P99 = _latency("p99", "p99 latency")
+P999 = _latency("p999", "p99.9 latency")
+MEAN = _latency("mean", "mean latency")
+MIN = _latency("min", "min latency")
+MAX = _latency("max", "max latency")
+ES_P90 = _latency("early_stopping_p90", "early-stopping p90 latency")
+ES_P99 = _latency("early_stopping_p99", "early-stopping p99 latency")
+# An imported Server result's samples_per_second is LoadGen's completed rate.
+COMPLETED = _rate("server.completed_samples_per_second", "completed rate", "samples_per_second")
+SCHEDULED = _rate(
+    "server.scheduled_samples_per_second", "scheduled rate", "scheduled_samples_per_second"
+)
+WARMUP = dataclasses.replace(
+    _rate("warmup.samples_per_second", "warm-up throughput", None), spread="none"
+)
+TOP1_AGREEMENT = _share(
+    "accuracy.against_fp32.top1_agreement", "top-1 agreement with FP32", "trials"
+)
+COSINE = Metric(
+    key="accuracy.against_fp32.cosine_similarity",
+    label="cosine similarity with FP32",
+    unit="1",
+    higher_is_better=True,
+    spec=".6f",
+)
+TOP1 = _share("accuracy.against_labels.top1", "top-1 accuracy", "trials")
+ACHIEVED = _tflops("utilization.achieved_tflops", "achieved")
+PEAK = _tflops("utilization.peak_tflops", "peak", "none")
+OF_PEAK = _share("utilization.fraction_of_peak", "utilization of peak")
+ATTAINABLE = _tflops("utilization.attainable_tflops", "attainable")
+OF_ATTAINABLE = _share("utilization.fraction_of_attainable", "utilization of attainable")
+# Generative models' metrics (LoadGen's token latencies): rows before any scenario uses them.
+TOKENS = _rate("generation.tokens_per_second", "token throughput", None, unit="tokens/s")
+TTFT_P99 = dataclasses.replace(P99, key="generation.ttft_ns.p99", label="TTFT p99", published=None)
+TPOT_P99 = dataclasses.replace(P99, key="generation.tpot_ns.p99", label="TPOT p99", published=None)
+GENERATIVE = (TOKENS, TTFT_P99, TPOT_P99)
+
+ROWS: Mapping[str, Metric] = {
+    m.key: m
+    for m in (
+        THROUGHPUT,
+        P50,
+        P90,
+        P95,
+        P97,
+        P99,
+        P999,
+        MEAN,
+        MIN,
+        MAX,
+        ES_P90,
+        ES_P99,
+        COMPLETED,
+        SCHEDULED,
+        WARMUP,
+        TOP1_AGREEMENT,
+        COSINE,
+        TOP1,
+        ACHIEVED,
+        PEAK,
+        OF_PEAK,
+        ATTAINABLE,
+        OF_ATTAINABLE,
+        *GENERATIVE,
+    )
+}
+ACCURACY = (TOP1_AGREEMENT, COSINE)  # what compare sets beside MLPerf's metrics
+UTILIZATION = (ACHIEVED, OF_PEAK, OF_ATTAINABLE)  # what compare and the report show
+# A power source's values, as templates: per_source gives each source's row.
+SOURCE_VALUES: Mapping[str, Metric] = {
+    m.key: m
+    for m in (
+        Metric(key="avg_power_w", label="average power", unit="W", higher_is_better=False),
+        Metric(key="energy_j", label="energy", unit="J", higher_is_better=False),
+        Metric(
+            key="energy_per_inference_mj",
+            label="energy per inference",
+            unit="mJ",
+            higher_is_better=False,
+        ),
+        Metric(
+            key="samples_per_second_per_watt",
+            label="efficiency",
+            unit="samples/s/W",
+            higher_is_better=True,
+        ),
+        Metric(key="peak_temp_c", label="peak temperature", unit="°C", higher_is_better=False),
+    )
+}
+PER_INFERENCE = "energy_per_inference_mj"
+PER_WATT = "samples_per_second_per_watt"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScenarioMetrics:
+    """A scenario's metrics: MLPerf's headline, its other numbers, and the harness's beside them.
+
+    `fallback` stands in for the headline where no result of a set has it (LoadGen logged
+    no early-stopping estimate: too few queries). `checked` are metrics whose spread over
+    trials is checked and recorded too, beyond those shown. With `at_bound`, the first
+    reported metric is the latency at the percentile of the scenario's latency bound (see
+    bound_latency).
+    `energy` is the power-source value that suits the scenario: energy per inference where
+    a query's latency is the metric, samples/s per watt where a rate is. `latencies`: whether
+    its latencies are ones anyone sees (Offline's are completion times within one query).
+    """
+
+    scenario: str
+    headline: Metric
+    fallback: Metric | None = None
+    reported: tuple[Metric, ...] = ()
+    beside: tuple[Metric, ...] = ()
+    checked: tuple[Metric, ...] = ()  # spread-checked over trials too, in no table
+    at_bound: bool = False
+    energy: str
+    latencies: bool
+    note: str  # the headline in a few words, for a table's note
+
+
+SCENARIOS: Mapping[str, ScenarioMetrics] = {
+    s.scenario: s
+    for s in (
+        ScenarioMetrics(
+            scenario="SingleStream",
+            headline=ES_P90,
+            fallback=P90,
+            reported=(P50, P90, P99),
+            beside=(THROUGHPUT,),
+            checked=(P999, ES_P99),
+            energy=PER_INFERENCE,
+            latencies=True,
+            note="the early-stopping p90 latency, or the p90 where LoadGen logged no estimate",
+        ),
+        ScenarioMetrics(
+            scenario="MultiStream",
+            headline=ES_P99,
+            fallback=P99,
+            reported=(P50, P90, P99),
+            checked=(P999, THROUGHPUT),
+            energy=PER_INFERENCE,
+            latencies=True,
+            note="the early-stopping p99 latency per query",
+        ),
+        ScenarioMetrics(
+            scenario="Offline",
+            headline=THROUGHPUT,
+            energy=PER_WATT,
+            latencies=False,
+            note="samples/s",
+        ),
+        ScenarioMetrics(
+            scenario="Server",
+            headline=COMPLETED,
+            reported=(P99, SCHEDULED),
+            checked=(P50, P90, P999),
+            at_bound=True,
+            energy=PER_WATT,
+            latencies=True,
+            note=(
+                "the completed rate, LoadGen's Completed samples per second, valid only where "
+                "the latency bound is met"
+            ),
+        ),
+    )
+}
+_AT_PERCENTILE: Mapping[float, Metric] = {
+    50.0: P50,
+    90.0: P90,
+    95.0: P95,
+    97.0: P97,
+    99.0: P99,
+    99.9: P999,
+}
+
+
+def scenario_metrics(scenario: str) -> ScenarioMetrics:
+    """A scenario's metrics; ResultError for a name that is not one of LoadGen's four."""
+    found = SCENARIOS.get(scenario)
+    if found is None:
+        raise ResultError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
+    return found
+
+
+def bound_latency(percentile: float | None) -> Metric:
+    """The latency at a bound's percentile (LoadGen's target_latency_percentile); p99 if unsaid."""
+    return _AT_PERCENTILE.get(99.0 if percentile is None else percentile, P99)
+
+
+def per_source(source: str, value: str) -> Metric:
+    """One power source's value as a metric, e.g. its energy per inference."""
+    template = SOURCE_VALUES.get(value)
+    if template is None:
+        raise ResultError(
+            f"unknown power-source metric {value!r}; known: {', '.join(SOURCE_VALUES)}"
+        )
+    return dataclasses.replace(
+        template,
+        key=f"{SOURCE_PREFIX}{source}.{value}",
+        label=f"{template.label}, {source}",
+        path=("telemetry", "sources", source, value),
+    )
+
+
+def metric(key: str) -> Metric:
+    """The catalogue's row for a key; ResultError, with the grammar, for any other."""
+    found = ROWS.get(key)
+    if found is not None:
+        return found
+    source, _, value = key.removeprefix(SOURCE_PREFIX).rpartition(".")
+    if key.startswith(SOURCE_PREFIX) and source and value in SOURCE_VALUES:
+        return per_source(source, value)
+    raise ResultError(
+        f"unknown metric {key!r}; known: {', '.join(ROWS)}, "
+        f"and {SOURCE_PREFIX}<source>.<{'|'.join(SOURCE_VALUES)}>"
+    )
