@@ -173,7 +173,11 @@ def read_incomplete(run_dir: Path) -> Incomplete | None:
         return None
     except OSError as exc:  # a directory or an unreadable file in its place
         return Incomplete(cause=f"INCOMPLETE unreadable ({exc.strerror})", exit_code=None)
-    lines = printable(head.decode("utf-8", errors="replace")).splitlines()
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:  # a marker we did not write, or cut inside a character
+        return Incomplete(cause="INCOMPLETE is not UTF-8 text", exit_code=None)
+    lines = printable(text).splitlines()
     code = next((ln.split(":", 1)[1] for ln in lines[1:] if ln.startswith("exit_code:")), None)
     cause = lines[0] if lines else "no cause recorded"
     return Incomplete(cause=cause, exit_code=int(code) if code and code.strip().isdigit() else None)
