@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import IO
 
 from harness import pipeline
-from harness.analysis.shown import shown
 from harness.analysis.spread import metric_spreads
 from harness.analysis.stats import (
     SweepOutcome,
@@ -31,6 +30,7 @@ from harness.errors import HarnessError, RunError
 from harness.files import INCOMPLETE_FILE, create_run_dir, mark_complete, mark_incomplete
 from harness.job import ComplianceTest
 from harness.pipeline import Launcher, RunSpec, WorkerError, run_compliance, run_new
+from harness.records.metrics import metric as shown
 from harness.report.summary import render_summary
 from harness.results.groupfile import (
     SWEEP_FILE,
@@ -42,7 +42,7 @@ from harness.results.groupfile import (
     write_sweep,
     write_trials,
 )
-from harness.results.metrics import LATENCY_P90, LATENCY_P99, SAMPLES_PER_SECOND, metric_values
+from harness.results.metrics import headline, metric_values
 from harness.results.records import RunResult
 from harness.results.runfile import load_result
 from harness.stopping import also_marked, stop_cause
@@ -137,9 +137,11 @@ def _trials_file(
 ) -> TrialsFile:
     """trials.json of the runs (names in `group`) that finished; with `failure`, a partial one."""
     results = [load_result(group / name) for name in runs]
-    metric, higher = _metric(job.scenario)
-    values = _values(results, metric)
-    stats = trial_stats(values, requested=trials, higher_is_better=higher, shown=shown(metric))
+    judged = headline(job.scenario.scenario, results)  # MLPerf's metric, as every output shows
+    values = _values(results, judged.key)
+    stats = trial_stats(
+        values, requested=trials, higher_is_better=judged.higher_is_better, shown=judged
+    )
     return TrialsFile(
         scenario_name=job.scenario.name,
         scenario=job.scenario.scenario,
@@ -147,7 +149,7 @@ def _trials_file(
         profile=job.profile,
         requested=trials,
         runs=tuple(runs),
-        metric=metric,
+        metric=judged.key,
         stats=stats,
         complete=failure is None,
         failure=failure,
@@ -435,15 +437,6 @@ def _with_batch(spec: RunSpec, batch: int) -> RunSpec:
     except ValueError as exc:
         raise RunError(f"{spec.scenario_path}: batch size {batch}: {exc}") from None
     return dataclasses.replace(spec, scenario=scenario)
-
-
-def _metric(scenario: Scenario) -> tuple[str, bool]:
-    """The metric trials are judged by, and whether higher is better (MLPerf's per scenario)."""
-    if scenario.scenario == "SingleStream":
-        return LATENCY_P90, False
-    if scenario.scenario in ("MultiStream", "Server"):
-        return LATENCY_P99, False  # Server at a fixed rate: its tail against the bound
-    return SAMPLES_PER_SECOND, True
 
 
 def _values(results: Sequence[RunResult], metric: str) -> list[float]:

@@ -27,14 +27,15 @@ def test_trials_group_holds_each_run_and_their_statistics(
     assert code == 0 and group.name.split("-")[-3:-1] == ["SingleStream", "trials"]
     data = json.loads((group / "trials.json").read_text())
     assert data["kind"] == "trials" and data["runs"] == ["trial-1", "trial-2"]
-    assert data["metric"] == "latency_ns.p90" and data["requested"] == 2
+    # MLPerf's SingleStream metric, as show, report and compare judge it (the catalogue)
+    assert data["metric"] == "latency_ns.early_stopping_p90" and data["requested"] == 2
     p90s = [
-        json.loads((group / run / "result.json").read_text())["latency_ns"]["p90"]
+        json.loads((group / run / "result.json").read_text())["latency_ns"]["early_stopping_p90"]
         for run in data["runs"]
     ]
     assert data["stats"]["values"] == [float(v) for v in p90s]
     assert data["stats"]["best"] == min(p90s)  # lower latency is better
-    assert "2 trials of p90 latency: median " in out and " ms, best " in out
+    assert "2 trials of early-stopping p90 latency: median " in out and " ms, best " in out
 
 
 def test_sweep_of_the_tiny_model_finds_a_saturation_point(

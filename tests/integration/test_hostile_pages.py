@@ -46,8 +46,7 @@ NAME = (
     '"><img src=x onerror=alert(1)> \x1b]0;pwned\x07 \x1b[2J \u202eevil'
 )
 NAME_YAML = (  # what a scenario file may hold: no control or bidi character
-    '"hostile [x](javascript:alert(1)) <script>alert(1)</script> '
-    '\\"><img src=x onerror=alert(1)>"'
+    '"hostile [x](javascript:alert(1)) <script>alert(1)</script> \\"><img src=x onerror=alert(1)>"'
 )
 SCENARIO = f"""
 name: {NAME_YAML}

@@ -89,7 +89,7 @@ def test_a_trials_group_checks_the_spread_of_every_metric_in_shown_units(
     assert set(latencies) | {"samples_per_second"} <= set(spreads)
     assert all((spreads[m]["unit"], spreads[m]["scale"]) == ("ms", 1e-6) for m in latencies)
     assert spreads["latency_ns.p999"]["name"] == "p99.9 latency"
-    assert "2 trials of p90 latency: median " in out
+    assert "2 trials of early-stopping p90 latency: median " in out
     warning_lines = [line for line in out.splitlines() if line.startswith("  warning: ")]
     for line in warning_lines:  # a trials flag names its metric as shown; runs' are their own
         assert "latency_ns" not in line

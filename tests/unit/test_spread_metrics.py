@@ -9,10 +9,10 @@ import shutil
 from pathlib import Path
 
 from harness.analysis.groups import load_group
-from harness.analysis.shown import shown
 from harness.analysis.spread import metric_spreads, spread_flags
 from harness.analysis.stats import trial_stats
 from harness.campaign import render_trials
+from harness.records.metrics import metric as shown
 from harness.report.markdown import render_markdown
 from harness.results.groupfile import TrialsFile, read_trials, write_trials
 from harness.results.runfile import load_result

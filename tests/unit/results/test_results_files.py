@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.shown import shown
 from harness.analysis.stats import SweepLimit, trial_stats
 from harness.errors import ResultError
+from harness.records.metrics import metric as shown
 from harness.results.groupfile import (
     GROUP_SCHEMA_VERSION,
     SweepFile,
