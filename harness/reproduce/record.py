@@ -8,8 +8,9 @@ from typing import Any
 
 from harness.errors import ResultError
 from harness.files import atomic_write_text
+from harness.records.metrics import metric
 from harness.reproduce.codes import VERDICT_CODES
-from harness.reproduce.verdict import METRICS, Reproduction
+from harness.reproduce.verdict import Reproduction
 from harness.results.codec import from_data, schema_problem, to_data
 
 # History: 1, the first.
@@ -62,9 +63,9 @@ def read_reproduction(path: Path) -> Reproduction:
 def render_reproduction(reproduction: Reproduction) -> str:
     """The verdict as the terminal shows it: what was compared, the spread, why."""
     rep = reproduction
-    metric = METRICS[rep.scenario]
     lines = [
-        f"reproduce {rep.scenario_name} ({rep.scenario}, {metric.label}): {rep.verdict}",
+        f"reproduce {rep.scenario_name} ({rep.scenario}, {metric(rep.metric).label}): "
+        f"{rep.verdict}",
         _row("recorded", _recorded(rep)),
         _row("reproduced", _reproduced(rep)),
         _row("ratio", _ratio(rep)),
@@ -87,8 +88,8 @@ def _row(label: str, text: str) -> str:
 
 
 def _value(rep: Reproduction, value: float) -> str:
-    metric = METRICS[rep.scenario]
-    return f"{value * metric.display_scale:,.4g} {metric.display_unit}"
+    judged = metric(rep.metric)  # the catalogue's row of the metric the verdict judged
+    return f"{judged.shown(value):,.4g} {judged.unit}"
 
 
 def _recorded(rep: Reproduction) -> str:

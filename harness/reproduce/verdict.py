@@ -11,66 +11,20 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Final
 
 import harness
 from harness.analysis.stats import trial_stats, welch_t_test
 from harness.config import ScenarioName
+from harness.records.metrics import Metric
 from harness.reproduce.checks import Settings, comparability_problems, explanations
 from harness.reproduce.codes import VERDICT_CODES, Verdict
 from harness.reproduce.tolerance import Tolerance, ToleranceKey
-from harness.results.metrics import LATENCY_P90, LATENCY_P99, SAMPLES_PER_SECOND, metric_values
+from harness.results.metrics import headline, metric_values
 from harness.results.records import RunResult
 
 ALPHA = 0.05  # Welch's significance level, as `harness compare` uses it
-
-
-@dataclass(frozen=True, kw_only=True)
-class JudgedMetric:
-    """The metric a scenario is judged by (MLPerf's), and which tolerance applies."""
-
-    key: str  # a harness.results.metrics name
-    label: str
-    unit: str  # of the stored values
-    display_unit: str
-    display_scale: float
-    higher_is_better: bool
-    tolerance_key: ToleranceKey
-
-
-THROUGHPUT: Final = JudgedMetric(
-    key=SAMPLES_PER_SECOND,
-    label="throughput",
-    unit="samples/s",
-    display_unit="samples/s",
-    display_scale=1.0,
-    higher_is_better=True,
-    tolerance_key="throughput",
-)
-P90: Final = JudgedMetric(
-    key=LATENCY_P90,
-    label="latency p90",
-    unit="ns",
-    display_unit="ms",
-    display_scale=1e-6,
-    higher_is_better=False,
-    tolerance_key="latency",
-)
-P99: Final = JudgedMetric(
-    key=LATENCY_P99,
-    label="latency p99",
-    unit="ns",
-    display_unit="ms",
-    display_scale=1e-6,
-    higher_is_better=False,
-    tolerance_key="latency",
-)
-METRICS: Final[Mapping[ScenarioName, JudgedMetric]] = MappingProxyType(
-    {"Offline": THROUGHPUT, "Server": THROUGHPUT, "SingleStream": P90, "MultiStream": P99}
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -159,9 +113,14 @@ class Reproduction:
         return VERDICT_CODES[self.verdict].code
 
 
-def metric_of(scenario: ScenarioName) -> JudgedMetric:
-    """The metric a scenario is judged by."""
-    return METRICS[scenario]
+def metric_of(scenario: ScenarioName, results: Sequence[RunResult] = ()) -> Metric:
+    """The metric a scenario is judged by: MLPerf's, as the catalogue says for every output."""
+    return headline(scenario, results)
+
+
+def tolerance_key(metric: Metric) -> ToleranceKey:
+    """Which tolerance applies: throughput's to a rate, latency's to a latency."""
+    return "throughput" if metric.higher_is_better else "latency"
 
 
 def judge(recorded: Evidence, reproduced: Evidence, tolerance: Tolerance) -> Reproduction:
@@ -174,13 +133,13 @@ def judge(recorded: Evidence, reproduced: Evidence, tolerance: Tolerance) -> Rep
     if not recorded.results:
         raise ValueError("judge needs at least one recorded result")
     first = recorded.results[0]
-    metric = metric_of(first.scenario)
+    metric = metric_of(first.scenario, recorded.results)
     recorded_values = tuple(metric_values(recorded.results, metric.key))
     reproduced_values = tuple(metric_values(reproduced.results, metric.key))
     recorded_value = statistics.median(recorded_values) if recorded_values else None
     spread = _spread(reproduced_values, reproduced.requested, metric.higher_is_better)
     ratio, deviation = _distance(recorded_value, spread)
-    limit = tolerance.fraction(metric.tolerance_key)
+    limit = tolerance.fraction(tolerance_key(metric))
     problems, failures = _problems(recorded, reproduced, metric), _failures(reproduced, metric)
     verdict, reasons = _decide(problems, failures, deviation, limit, metric)
     welch = _welch(recorded_values, reproduced_values) if verdict == "NOT REPRODUCED" else None
@@ -190,9 +149,9 @@ def judge(recorded: Evidence, reproduced: Evidence, tolerance: Tolerance) -> Rep
         scenario=first.scenario,
         scenario_name=first.scenario_name,
         metric=metric.key,
-        unit=metric.unit,
+        unit=metric.value_unit,
         higher_is_better=metric.higher_is_better,
-        tolerance_key=metric.tolerance_key,
+        tolerance_key=tolerance_key(metric),
         tolerance=limit,
         recorded_path=recorded.path,
         recorded_values=recorded_values,
@@ -223,7 +182,7 @@ def _distance(recorded: float | None, spread: Spread | None) -> tuple[float | No
     return recorded / spread.median, abs(recorded - spread.median) / abs(spread.median)
 
 
-def _problems(recorded: Evidence, reproduced: Evidence, metric: JudgedMetric) -> list[str]:
+def _problems(recorded: Evidence, reproduced: Evidence, metric: Metric) -> list[str]:
     """Why the two cannot be compared, each line once."""
     first, settings = recorded.results[0], recorded.settings[0]
     lines: dict[str, None] = {}
@@ -235,7 +194,7 @@ def _problems(recorded: Evidence, reproduced: Evidence, metric: JudgedMetric) ->
     return list(lines)
 
 
-def _failures(reproduced: Evidence, metric: JudgedMetric) -> list[str]:
+def _failures(reproduced: Evidence, metric: Metric) -> list[str]:
     """Trials that do not count: INVALID per LoadGen, INCOMPLETE, without a value, missing."""
     lines: list[str] = []
     for result in reproduced.results:
@@ -256,14 +215,14 @@ def _decide(
     failures: Sequence[str],
     deviation: float | None,
     limit: float,
-    metric: JudgedMetric,
+    metric: Metric,
 ) -> tuple[Verdict, list[str]]:
     if problems:
         return "NOT COMPARABLE", [*problems, *failures]
     if deviation is not None and deviation > limit:
         outside = (
             f"the recorded {metric.label} is {deviation * 100:.1f} % from the reproduction's "
-            f"median, outside the {metric.tolerance_key} tolerance of {limit * 100:g} %"
+            f"median, outside the {tolerance_key(metric)} tolerance of {limit * 100:g} %"
         )
         return "NOT REPRODUCED", [*failures, outside]
     if failures or deviation is None:

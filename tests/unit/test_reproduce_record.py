@@ -87,7 +87,9 @@ def test_other_versions_are_refused_with_what_to_do(
 def test_the_printed_verdict_shows_the_values_the_spread_and_why() -> None:
     near, far, other, bundled = _verdicts()
     text = render_reproduction(near)
-    assert text.splitlines()[0] == "reproduce tiny-ss-test (SingleStream, latency p90): REPRODUCED"
+    assert text.splitlines()[0] == (
+        "reproduce tiny-ss-test (SingleStream, early-stopping p90 latency): REPRODUCED"
+    )
     assert "  recorded     0.5 ms (1 run: results/runs/x)" in text
     assert (
         "  reproduced   median 0.5 ms over 2 of 2 trials: min 0.49 ms, max 0.51 ms, CoV 2.83 %"
@@ -98,7 +100,10 @@ def test_the_printed_verdict_shows_the_values_the_spread_and_why() -> None:
     text = render_reproduction(far)
     assert "  recorded     0.605 ms (median of 2 trials: results/runs/x)" in text
     assert "  t-test       Welch p = " in text and "significant at 5 %" in text
-    assert "  reason       the recorded latency p90 is 20.4 % from the reproduction's" in text
+    assert (
+        "  reason       the recorded early-stopping p90 latency is 20.4 % from the reproduction's"
+        in text
+    )
     assert "  exit code    30 (NOT REPRODUCED)" in text
     text = render_reproduction(other)
     assert "  reason       batch size: 1 != 2" in text

@@ -24,16 +24,16 @@ from harness.reproduce.codes import VERDICT_CODES, VERDICTS
 from harness.reproduce.tolerance import Tolerance, parse_tolerance
 from harness.reproduce.verdict import Evidence, Reproduction, judge
 from harness.results.measures import CalibrationRecord
-from harness.results.records import RunResult
+from harness.results.records import RunResult, ServerRecord
 from harness.results.runfile import load_result
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "tiny-singlestream"
-BASE = load_result(TINY)  # SingleStream: judged by its p90 latency
+BASE = load_result(TINY)  # SingleStream: judged by MLPerf's early-stopping p90 latency
 
 
 def ss(p90: float, run_id: str = "trial-1", **changes: Any) -> RunResult:
-    """The fixture's SingleStream result with another p90 (ns)."""
-    latency = dataclasses.replace(BASE.latency_ns, p90=int(p90))
+    """The fixture's SingleStream result with another p90 and early-stopping p90 (ns)."""
+    latency = dataclasses.replace(BASE.latency_ns, p90=int(p90), early_stopping_p90=int(p90))
     return dataclasses.replace(BASE, run_id=run_id, latency_ns=latency, **changes)
 
 
@@ -74,7 +74,7 @@ def test_a_recorded_value_within_the_tolerance_is_reproduced() -> None:
     rep = judge(side(ss(500_000)), trials([510_000, 520_000, 490_000]), Tolerance())
     assert (rep.verdict, rep.exit_code, rep.reasons) == ("REPRODUCED", 0, ())
     assert (rep.metric, rep.unit, rep.tolerance_key, rep.tolerance) == (
-        "latency_ns.p90",
+        "latency_ns.early_stopping_p90",
         "ns",
         "latency",
         0.05,
@@ -104,8 +104,8 @@ def test_outside_the_tolerance_is_not_reproduced_with_the_ratio() -> None:
     assert (rep.verdict, rep.exit_code) == ("NOT REPRODUCED", 30)
     assert rep.ratio == 1.2 and rep.deviation == pytest.approx(0.2)
     assert rep.reasons == (
-        "the recorded latency p90 is 20.0 % from the reproduction's median, outside the "
-        "latency tolerance of 5 %",
+        "the recorded early-stopping p90 latency is 20.0 % from the reproduction's median, "
+        "outside the latency tolerance of 5 %",
     )
     assert rep.welch is not None
     assert (rep.welch.t_statistic, rep.welch.p_value) == (None, None)
@@ -232,8 +232,14 @@ def test_logged_settings_that_differ_are_not_comparable_unless_derived_from_the_
 def test_servers_rate_is_part_of_its_job() -> None:
     def server(qps: float) -> RunResult:
         settings = {**BASE.settings, "scenario": "Server", "target_qps": qps}
+        record = ServerRecord(
+            **{f.name: None for f in dataclasses.fields(ServerRecord)}  # type: ignore[arg-type]
+        )
+        record = dataclasses.replace(
+            record, target_qps=qps, completed_samples_per_second=100.0, batch_costs_ms={}
+        )
         return dataclasses.replace(
-            BASE, scenario="Server", samples_per_second=100.0, settings=settings
+            BASE, scenario="Server", samples_per_second=100.0, settings=settings, server=record
         )
 
     rep = judge(side(server(100.0)), side(server(85.0)), Tolerance())
