@@ -14,7 +14,7 @@ from typing import Literal
 from harness.errors import DeviceError
 
 IMAGE_REPO = "beyond-tops"
-# How a container reaches the target's accelerator (harness.containers.device_kwargs):
+# How a container reaches the target's accelerator (harness.containers_devices.device_kwargs):
 # "nvidia-gpus": `--gpus all`, or the CDI device nvidia.com/gpu=all where the daemon has CDI;
 # "amd-kfd": /dev/kfd and /dev/dri, with the groups that may open them.
 DockerDevices = Literal["none", "nvidia-gpus", "amd-kfd"]

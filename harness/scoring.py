@@ -10,15 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.analysis.accuracy import (
-    accuracy_block,
-    decode_outputs,
-    label_offset,
-    labels_by_index,
-    load_labels,
-    read_accuracy_log,
-    verdict,
-)
+from harness.analysis.accuracy import accuracy_block, decode_outputs, read_accuracy_log, verdict
+from harness.analysis.labels import label_offset, labels_by_index, load_labels
 from harness.data import SampleSource
 from harness.errors import RunError
 from harness.job import Job

@@ -21,11 +21,10 @@ from harness.analysis.accuracy import (
     agreement,
     decode_outputs,
     label_accuracy,
-    labels_by_index,
-    load_labels,
     read_accuracy_block,
     read_accuracy_log,
 )
+from harness.analysis.labels import labels_by_index, load_labels
 from harness.compliance.check import Check, make_check
 from harness.compliance.outcome import ComplianceRun
 from harness.compliance.rules import ACCURACY_DELTA

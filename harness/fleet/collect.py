@@ -18,10 +18,12 @@ from typing import Any
 from harness.analysis.fleet import (
     Difference,
     NodeRun,
-    Outlier,
     describe_difference,
-    describe_outlier,
     heterogeneity,
+)
+from harness.analysis.fleet_outliers import (
+    Outlier,
+    describe_outlier,
     outliers,
     too_few_peers,
 )

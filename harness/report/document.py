@@ -18,13 +18,12 @@ from harness.report.figures import (
     telemetry_blocks,
     utilization_blocks,
 )
+from harness.report.machine import machine_label, machine_rows
 from harness.report.summary import (
     SUMMARY_HEADER,
     SUMMARY_NOTE,
     configuration_label,
     device_label,
-    machine_label,
-    machine_rows,
     model_label,
     summary_row,
 )

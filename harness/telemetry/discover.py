@@ -11,7 +11,8 @@ from harness.hardware import HW_NAMES, TARGETS, HardwareTarget, TelemetrySource
 from harness.telemetry.amd import amd_inventory, amd_sources
 from harness.telemetry.base import Closable, PowerSource
 from harness.telemetry.external import command_meter, csv_meter
-from harness.telemetry.nvml import nvml_inventory, nvml_sources
+from harness.telemetry.nvml import nvml_sources
+from harness.telemetry.nvml_inventory import nvml_inventory
 from harness.telemetry.rapl import rapl_sources
 
 NO_WALL_METER = (

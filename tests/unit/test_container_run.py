@@ -17,6 +17,7 @@ from pytest_mock import MockerFixture
 
 import docker
 from harness import containers as hc
+from harness import containers_devices as hd
 from harness.campaign import is_out_of_memory
 from harness.config import load_scenario
 from harness.errors import ConfigError, DeviceError, Interrupted, StopSignals
@@ -36,7 +37,7 @@ NO_DRIVER = 'could not select device driver "" with capabilities: [[gpu]]'
 
 @pytest.fixture(autouse=True)
 def all_gpus_visible(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(hc.GPU_ENV, raising=False)
+    monkeypatch.delenv(hd.GPU_ENV, raising=False)
 
 
 @pytest.fixture
@@ -146,23 +147,23 @@ def test_the_users_meter_opt_in_reaches_the_worker_and_nothing_else_does(
 def test_cuda_visible_devices_selects_the_gpus_given(
     cdi: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(hc.GPU_ENV, "1, GPU-4f2a")
-    (request,) = hc.device_kwargs("nvidia", cdi=cdi)["device_requests"]
+    monkeypatch.setenv(hd.GPU_ENV, "1, GPU-4f2a")
+    (request,) = hd.device_kwargs("nvidia", cdi=cdi)["device_requests"]
     if cdi:
         assert request["DeviceIDs"] == ["nvidia.com/gpu=1", "nvidia.com/gpu=GPU-4f2a"]
     else:
         assert request["DeviceIDs"] == ["1", "GPU-4f2a"] and request["Count"] != -1
         assert request["Capabilities"] == [["gpu"]]
-        assert hc.docker_cli_flags({"device_requests": [request]}) == ["--gpus=device=1,GPU-4f2a"]
+        assert hd.docker_cli_flags({"device_requests": [request]}) == ["--gpus=device=1,GPU-4f2a"]
 
 
 def test_a_cuda_visible_devices_that_names_no_gpu_is_refused() -> None:
     with pytest.raises(DeviceError, match="CUDA_VISIBLE_DEVICES is set but names no GPU"):
-        hc.device_kwargs("nvidia", environ={hc.GPU_ENV: " "})
+        hd.device_kwargs("nvidia", environ={hd.GPU_ENV: " "})
 
 
 def test_the_devices_asked_for_are_passed_on(job: Job, results: Path) -> None:
-    devices = hc.device_kwargs("nvidia")
+    devices = hd.device_kwargs("nvidia")
     kwargs = hc.container_kwargs(job_file(job), job, run_for(results), IMAGE, devices)
     (request,) = kwargs["device_requests"]
     assert request["Count"] == -1 and request["Capabilities"] == [["gpu"]]
@@ -190,9 +191,9 @@ def test_relative_model_and_data_paths_are_mounted_where_the_cwd_puts_them(
 
 
 def test_rocm_passes_kfd_dri_and_their_groups(mocker: MockerFixture) -> None:
-    mocker.patch.object(hc.os.path, "exists", return_value=True)
-    mocker.patch.object(hc, "rocm_groups", return_value=["44", "109"])
-    kwargs = hc.device_kwargs("rocm")
+    mocker.patch.object(hd.os.path, "exists", return_value=True)
+    mocker.patch.object(hd, "rocm_groups", return_value=["44", "109"])
+    kwargs = hd.device_kwargs("rocm")
     assert kwargs["devices"] == ["/dev/kfd:/dev/kfd:rwm", "/dev/dri:/dev/dri:rwm"]
     assert kwargs["group_add"] == ["44", "109"]
 
@@ -203,16 +204,16 @@ def test_rocm_groups_by_name_and_by_device_owner(tmp_path: Path, mocker: MockerF
         (tmp_path / device).touch()
     groups = {"video": 44}  # no "render" group on this host
     mocker.patch.object(
-        hc.grp, "getgrnam", side_effect=lambda name: mocker.Mock(gr_gid=groups[name])
+        hd.grp, "getgrnam", side_effect=lambda name: mocker.Mock(gr_gid=groups[name])
     )
     owner = {os.getgid()} - {0}  # root's group is never worth adding
-    assert hc.rocm_groups(tmp_path) == [str(g) for g in sorted({44} | owner)]
+    assert hd.rocm_groups(tmp_path) == [str(g) for g in sorted({44} | owner)]
 
 
 def test_rocm_without_kfd_says_so(mocker: MockerFixture) -> None:
-    mocker.patch.object(hc.os.path, "exists", return_value=False)
+    mocker.patch.object(hd.os.path, "exists", return_value=False)
     with pytest.raises(DeviceError, match=r"HW=rocm: /dev/kfd, /dev/dri not found"):
-        hc.device_kwargs("rocm")
+        hd.device_kwargs("rocm")
 
 
 def test_the_cache_root_is_mounted_where_the_harness_looks(
@@ -447,7 +448,7 @@ def test_the_toolkit_hook_without_an_nvidia_runtime_is_enough(
     (probe,) = probes
     probed = client.containers.create.call_args
     assert probed.args == (IMAGE_ID,)
-    assert probed.kwargs["device_requests"] == hc.device_kwargs("nvidia")["device_requests"]
+    assert probed.kwargs["device_requests"] == hd.device_kwargs("nvidia")["device_requests"]
     probe.start.assert_called_once_with()
     probe.remove.assert_called_once_with(force=True)
     assert (
@@ -481,7 +482,7 @@ def test_cdi_is_used_where_gpus_is_refused(
     assert len(probes) == 2
     (request,) = client.containers.run.call_args.kwargs["device_requests"]
     assert request == docker.types.DeviceRequest(driver="cdi", device_ids=["nvidia.com/gpu=all"])
-    assert hc.docker_cli_flags({"device_requests": [request]}) == ["--device=nvidia.com/gpu=all"]
+    assert hd.docker_cli_flags({"device_requests": [request]}) == ["--device=nvidia.com/gpu=all"]
 
 
 def test_neither_gpus_nor_cdi_reports_the_gpus_refusal(
@@ -526,5 +527,5 @@ def test_could_not_select_device_driver_at_run_names_the_fix(
 
 
 def test_gpus_flags_for_the_docker_cli() -> None:
-    assert hc.docker_cli_flags(hc.device_kwargs("nvidia")) == ["--gpus=all"]
-    assert hc.docker_cli_flags(hc.device_kwargs("cpu")) == []
+    assert hd.docker_cli_flags(hd.device_kwargs("nvidia")) == ["--gpus=all"]
+    assert hd.docker_cli_flags(hd.device_kwargs("cpu")) == []

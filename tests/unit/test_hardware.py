@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pytest_mock import MockerFixture
 
-from harness import containers, images
+from harness import containers_devices, images
 from harness.analysis.peaks import resolve_peak
 from harness.errors import ConfigError, DeviceError
 from harness.hardware import HW_NAMES, IMAGE_REPO, ONNXRUNTIME_BUILDS, TARGETS, get_target
@@ -67,12 +67,12 @@ def test_image_tags_use_the_targets_repository(mocker: MockerFixture) -> None:
 
 
 def test_docker_devices_follow_the_table(mocker: MockerFixture) -> None:
-    assert containers.device_kwargs("cpu") == {}
-    (request,) = containers.device_kwargs("nvidia")["device_requests"]
+    assert containers_devices.device_kwargs("cpu") == {}
+    (request,) = containers_devices.device_kwargs("nvidia")["device_requests"]
     assert request["Capabilities"] == [["gpu"]]
-    mocker.patch.object(containers.os.path, "exists", return_value=True)
-    mocker.patch.object(containers, "rocm_groups", return_value=["44"])
-    rocm: dict[str, Any] = containers.device_kwargs("rocm")
+    mocker.patch.object(containers_devices.os.path, "exists", return_value=True)
+    mocker.patch.object(containers_devices, "rocm_groups", return_value=["44"])
+    rocm: dict[str, Any] = containers_devices.device_kwargs("rocm")
     assert rocm == {
         "devices": ["/dev/kfd:/dev/kfd:rwm", "/dev/dri:/dev/dri:rwm"],
         "group_add": ["44"],

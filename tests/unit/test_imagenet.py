@@ -13,7 +13,8 @@ import cv2
 import numpy as np
 import pytest
 
-from harness.analysis.accuracy import label_accuracy, label_offset
+from harness.analysis.accuracy import label_accuracy
+from harness.analysis.labels import label_offset
 from harness.config import DataConfig, ModelConfig, Scenario
 from harness.errors import ConfigError, ResultError
 from harness.imagenet import (

@@ -16,12 +16,11 @@ from harness.analysis.accuracy import (
     closed_division_check,
     decode_outputs,
     label_accuracy,
-    labels_by_index,
-    load_labels,
     read_accuracy_log,
     render_accuracy,
     write_accuracy_txt,
 )
+from harness.analysis.labels import labels_by_index, load_labels
 from harness.errors import ConfigError, ResultError
 from harness.models.zoo import build_tiny
 from tests.fixtures.accuracy.make_fixtures import (

@@ -15,10 +15,12 @@ from harness.analysis.fleet import (
     FACTS,
     Difference,
     NodeRun,
-    Outlier,
     describe_difference,
-    describe_outlier,
     heterogeneity,
+)
+from harness.analysis.fleet_outliers import (
+    Outlier,
+    describe_outlier,
     outliers,
     too_few_peers,
 )

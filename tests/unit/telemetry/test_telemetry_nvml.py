@@ -11,7 +11,8 @@ from vendor_fakes import H100_INVENTORY, H100_LIVE, install
 from vendor_fakes import nvml_field as field
 
 from harness.errors import DeviceError
-from harness.telemetry.nvml import decode_reasons, nvml_inventory, nvml_sources
+from harness.telemetry.nvml import decode_reasons, nvml_sources
+from harness.telemetry.nvml_inventory import nvml_inventory
 
 
 def err(code: int) -> Exception:

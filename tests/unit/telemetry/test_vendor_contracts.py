@@ -36,7 +36,7 @@ from vendor_fakes import (
     nvml_field,
 )
 
-from harness.telemetry import amd, nvml
+from harness.telemetry import amd, nvml, nvml_inventory
 
 AmdSmi = tuple[ModuleType, ModuleType, ModuleType]
 
@@ -52,6 +52,7 @@ def _uses_in(module: ModuleType, aliases: set[str], helper: str) -> Any:
 
 def test_every_pynvml_name_nvml_py_uses_exists_and_every_call_binds() -> None:
     uses = _uses_in(nvml, {"pynvml", "lib"}, "_opt")
+    uses += _uses_in(nvml_inventory, {"nvml.pynvml"}, "_field")
     assert len({u.name for u in uses}) > 40
     assert len([u for u in uses if u.argc is not None]) > 30
     assert use_problems(uses, real_nvml) == []
