@@ -31,10 +31,10 @@ from harness.config import (
     ScenarioName,
     WarmupConfig,
 )
+from harness.execution.pipeline import RunSpec, new_run_dir, run_one
 from harness.models.prepare import sample_source
 from harness.models.registry import cache_root, zoo_model_path
 from harness.models.validate import inspect_model, resolve_dims
-from harness.pipeline import RunSpec, new_run_dir, run_one
 from harness.results.runfile import load_result
 from harness.runtime.session import Session, SessionRequest, create_session
 from harness.runtime.targets import get_target

@@ -37,7 +37,7 @@ from harness.config import (
     WarmupConfig,
 )
 from harness.errors import HarnessError
-from harness.pipeline import RunSpec, new_run_dir, run_one
+from harness.execution.pipeline import RunSpec, new_run_dir, run_one
 from harness.results.records import RunResult
 from harness.results.runfile import load_result
 

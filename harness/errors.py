@@ -169,7 +169,9 @@ ERROR_CODES: Final[Mapping[type[HarnessError], ExitCode]] = MappingProxyType(
 # Subclasses, by qualified name, that deliberately exit with an ancestor's code, and why.
 SHARES_PARENT_CODE: Final[Mapping[str, str]] = MappingProxyType(
     {
-        "harness.pipeline.WorkerError": "relays the exit code of the worker process that failed",
+        "harness.execution.pipeline.WorkerError": (
+            "relays the exit code of the worker process that failed"
+        ),
     }
 )
 

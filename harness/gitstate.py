@@ -1,10 +1,10 @@
 """The git state of a checkout, read one way: the commit, and whether the tree is dirty.
 
 The rule, used by result provenance (harness.fingerprint.provenance) and image tags
-(harness.images): a tree is dirty when a tracked file differs from HEAD (staged or not) or
+(harness.execution.images): a tree is dirty when a tracked file differs from HEAD (staged or not) or
 when an untracked file is not ignored by .gitignore. Untracked files count because they can
 change what runs without the commit saying so: a new module under harness/ goes into the
-image's wheel (harness.images.source_digest takes every harness/*.py), a new scenario or
+image's wheel (harness.execution.images.source_digest takes every harness/*.py), a new scenario or
 patch sits beside the code. What benchmarks leave behind (results/runs/, build/, .cache/,
 .venv/) is in .gitignore, so a tree that only ran benchmarks stays clean.
 """

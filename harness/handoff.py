@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.errors import ResultError
 from harness.files import PEAK_FILE, atomic_write_text
-from harness.job import Expected
+from harness.records.job import Expected
 from harness.strictjson import read_json
 
 RETRY_FILE = "retry.json"

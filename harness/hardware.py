@@ -1,7 +1,7 @@
 """Hardware targets as data, the one table every layer reads: image, devices, build, providers.
 
-Pure data, no imports of onnxruntime, Docker or vendor libraries: harness.images and
-harness.containers (images, Docker devices), harness.telemetry (power sources) and
+Pure data, no imports of onnxruntime, Docker or vendor libraries: harness.execution.images and
+harness.execution.containers (images, Docker devices), harness.telemetry (power sources) and
 harness.runtime (onnxruntime build, provider chain) all read their part of a target here.
 """
 
@@ -14,7 +14,7 @@ from typing import Literal
 from harness.errors import DeviceError
 
 IMAGE_REPO = "beyond-tops"
-# How a container reaches the target's accelerator (harness.containers_devices.device_kwargs):
+# How a container reaches the target's accelerator (execution.containers_devices.device_kwargs):
 # "nvidia-gpus": `--gpus all`, or the CDI device nvidia.com/gpu=all where the daemon has CDI;
 # "amd-kfd": /dev/kfd and /dev/dri, with the groups that may open them.
 DockerDevices = Literal["none", "nvidia-gpus", "amd-kfd"]
@@ -41,7 +41,7 @@ class HardwareTarget:
     """A hardware target: its image, onnxruntime build, providers, devices and telemetry."""
 
     name: str
-    image: str  # the image repository; harness.images adds the tag
+    image: str  # the image repository; harness.execution.images adds the tag
     ort_package: str  # the onnxruntime distribution (pip name) that has the providers
     providers: tuple[ProviderSpec, ...]
     device_type: str

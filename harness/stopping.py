@@ -1,8 +1,8 @@
 """What a stop signal interrupted: the phase a run was in, its cause, the directories marked.
 
 A stop signal (SIGINT, SIGTERM, SIGHUP) may come at any moment of a run. The parent
-(`harness.pipeline`) knows its phase before and between workers, each worker
-(`harness.worker`) its own from its start to its result; whichever the signal stops writes
+(`harness.execution.pipeline`) knows its phase before and between workers, each worker
+(`harness.execution.worker`) its own from its start to its result; whichever the signal stops writes
 INCOMPLETE with `interrupted (SIGTERM) <phase>` and exits 128 + N, and the Interrupted that
 carries the cause up names each directory marked, for the CLI's one line.
 
@@ -11,7 +11,7 @@ not yet held) are covered by HeldStops: the signal waits, blocked, and is raised
 are released.
 
 Test hook, for a phase no file shows from outside (model preparation, warm-up, the result's
-writing): with BEYOND_TOPS_PAUSE_AT=TEST:PHASE (TEST one of harness.job.TESTS, PHASE one of
+writing): with BEYOND_TOPS_PAUSE_AT=TEST:PHASE (TEST one of harness.records.job.TESTS, PHASE one of
 PHASES) and BEYOND_TOPS_PAUSE_FILE=PATH, the process entering that phase writes its pid to
 PATH and waits there for a stop signal, while PATH exists and at most PAUSE_S; removing PATH
 lets it go on (to pause again the next time it enters the phase). Unset, it costs nothing.
@@ -38,7 +38,7 @@ from harness.errors import (
     stop_signal,
 )
 from harness.files import RESULT_FILE, atomic_write_text, mark_incomplete, read_incomplete
-from harness.job import TESTS
+from harness.records.job import TESTS
 
 Phase = Literal["launch", "worker", "start", "prepare", "warmup", "loadgen", "write", "ended"]
 # What INCOMPLETE says of each phase, after `interrupted (SIGTERM) `; {test} names the test.

@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from harness.errors import HarnessError
 from harness.foreign import MAX_JSON_BYTES, read_text
@@ -21,6 +21,9 @@ MAX_DEPTH = 32  # a result.json nests 5 deep; json itself fails near 1000 with R
 INT_MIN, INT_MAX = -(2**63), 2**64 - 1
 
 ErrorType = type[HarnessError]
+# What json.loads returns and json.dumps takes, precisely: records' to_dict/from_dict boundaries.
+Json: TypeAlias = "str | int | float | bool | list[Json] | dict[str, Json] | None"
+JsonObject: TypeAlias = "dict[str, Json]"
 T = TypeVar("T")
 _KINDS = {str: "a string", int: "a whole number", bool: "true or false", list: "a list"}
 _KINDS[dict] = "a mapping"

@@ -43,7 +43,7 @@ section "2. Docker, the nvidia image, and the GPUs through Docker"
 "$PYTHON" - <<'EOF' || fail "Docker is not usable (see above)"
 import sys
 
-from harness import images
+from harness.execution import images
 from harness.errors import HarnessError
 
 try:

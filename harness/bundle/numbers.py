@@ -1,7 +1,7 @@
 """A result.json's numbers against the LoadGen detail log they were read from.
 
 result.json takes its verdict, throughput, latencies and settings from mlperf_log_detail.txt
-(harness.recording); reading the log again tells an edited number from a measured one,
+(harness.execution.recording); reading the log again tells an edited number from a measured one,
 even in a bundle whose manifest was made after the edit. Numbers that have no source in the
 log (power, utilization) are protected by the manifest's sha256 alone.
 """

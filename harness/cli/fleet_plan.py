@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 def suite_entries(args: argparse.Namespace) -> tuple[str, str, list[Entry]]:
     """The suite's scenarios resolved as `harness bench` resolves them: name, profile, entries."""
-    from harness.campaign import trials_count
     from harness.cli.measure import _find_suite, _job
+    from harness.execution.campaign import trials_count
     from harness.fleet.grammar import check_suite_name
     from harness.fleet.plan import Entry
 

@@ -56,7 +56,7 @@ def _models_build(args: argparse.Namespace) -> int:
 
 
 def _image_build(args: argparse.Namespace) -> int:
-    from harness.images import build_image
+    from harness.execution.images import build_image
 
     image = build_image(args.hw, base_image=args.base_image, tag=args.tag, progress=sys.stderr)
     print(f"{image.id} {image.tag}")
@@ -64,7 +64,7 @@ def _image_build(args: argparse.Namespace) -> int:
 
 
 def _image_ensure(args: argparse.Namespace) -> int:
-    from harness.images import ensure_image
+    from harness.execution.images import ensure_image
 
     image = ensure_image(args.hw, progress=sys.stderr)
     print(f"{image.id} {image.tag}")
@@ -72,14 +72,14 @@ def _image_ensure(args: argparse.Namespace) -> int:
 
 
 def _image_gpus(args: argparse.Namespace) -> int:
-    from harness.containers import gpu_flags
+    from harness.execution.containers import gpu_flags
 
     print(" ".join(gpu_flags(args.image, progress=sys.stderr)))
     return 0
 
 
 def _image_source_digest(args: argparse.Namespace) -> int:
-    from harness.images import source_digest
+    from harness.execution.images import source_digest
 
     print(source_digest())
     return 0

@@ -22,18 +22,18 @@ from harness.config import (
 )
 from harness.errors import INVALID, SUCCESS, ConfigError, HarnessError
 from harness.hardware import get_target as hardware_target
-from harness.job import COMPLIANCE_TESTS
+from harness.records.job import COMPLIANCE_TESTS
 
 P = TypeVar("P", bound=argparse.ArgumentParser)  # the CLI's parser class, and its subparsers
 
 if TYPE_CHECKING:
-    from harness.campaign import Job
-    from harness.job import ComplianceTest
-    from harness.pipeline import Launcher, RunSpec
+    from harness.execution.campaign import Job
+    from harness.execution.pipeline import Launcher, RunSpec
+    from harness.records.job import ComplianceTest
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness.campaign import run_trials, trials_count
+    from harness.execution.campaign import run_trials, trials_count
 
     _check_trials(args)
     precisions = _precisions(args)
@@ -47,7 +47,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from harness.campaign import run_trials, trials_count
+    from harness.execution.campaign import run_trials, trials_count
 
     _check_trials(args)
     suite, base = _find_suite(args.suite)
@@ -75,7 +75,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _sweep(args: argparse.Namespace) -> int:
-    from harness.campaign import run_batch_sweep, trials_count
+    from harness.execution.campaign import run_batch_sweep, trials_count
 
     _check_trials(args)
     batches = _batches(args.batches) if args.batches else None
@@ -89,8 +89,8 @@ def _sweep(args: argparse.Namespace) -> int:
 
 def _compliance(args: argparse.Namespace) -> int:
     from harness.compliance.verify import render_verdict
-    from harness.job import as_compliance_test
-    from harness.pipeline import launch_worker, run_compliance, spec_of_run
+    from harness.execution.pipeline import launch_worker, run_compliance, spec_of_run
+    from harness.records.job import as_compliance_test
 
     spec = spec_of_run(args.run_dir)
     args.hw, args.out = spec.hw, args.run_dir  # a container sees the run's target and directory
@@ -155,8 +155,8 @@ def _job(
     model: Path | None = None,
     precision: str | None = None,
 ) -> Job:
-    from harness.campaign import Job  # imports the analysis stack; only when running
-    from harness.pipeline import RunSpec
+    from harness.execution.campaign import Job  # imports the analysis stack; only when running
+    from harness.execution.pipeline import RunSpec
 
     hardware_target(args.hw)  # an unknown --hw is one line here, not a failed worker
     if is_suite_file(path):
@@ -216,7 +216,7 @@ def _launcher(args: argparse.Namespace) -> Launcher | None:
                 raise ConfigError(f"--{option}: only with --runner docker")
         return None
     if args.launcher is None:
-        from harness.containers import DockerLauncher, DockerRun
+        from harness.execution.containers import DockerLauncher, DockerRun
 
         run = DockerRun(hw=args.hw, results=args.out, image=args.image, cache=args.cache)
         args.launcher = DockerLauncher(run)

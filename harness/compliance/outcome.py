@@ -9,7 +9,7 @@ from typing import Any
 
 from harness.errors import ResultError
 from harness.files import atomic_write_text
-from harness.job import COMPLIANCE_TESTS, ComplianceTest
+from harness.records.job import COMPLIANCE_TESTS, ComplianceTest
 
 OUTCOME_FILE = "outcome.json"
 OUTCOME_SCHEMA_VERSION = 1

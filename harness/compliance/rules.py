@@ -6,7 +6,7 @@ import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from harness.job import ComplianceTest
+from harness.records.job import ComplianceTest
 
 _BOTH: tuple[ComplianceTest, ...] = ("TEST01", "TEST04")
 _TEST01: tuple[ComplianceTest, ...] = ("TEST01",)

@@ -19,7 +19,7 @@ from harness.compliance.performance import check_performance
 from harness.config import DataConfig
 from harness.errors import ResultError
 from harness.files import atomic_write_text
-from harness.job import COMPLIANCE_TESTS, ComplianceTest
+from harness.records.job import COMPLIANCE_TESTS, ComplianceTest
 
 COMPLIANCE_DIR = "compliance"  # RUN/compliance/TEST0x/: each test's own directory
 DETAIL_LOG = "mlperf_log_detail.txt"

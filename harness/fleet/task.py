@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import IO, Any
 
 import harness
-from harness.campaign import Job, run_trials
 from harness.errors import STOP_SIGNALS, HarnessError, ResultError, interrupted_cause, stop_signal
+from harness.execution.campaign import Job, run_trials
+from harness.execution.pipeline import Launcher, RunSpec
 from harness.files import atomic_write_text
 from harness.fleet.placement import Placement, placement_from
 from harness.fleet.plan import TASK_RESULT_FILE, Entry, TaskFile, read_task, task_dir
 from harness.fleet.stops import RecordedStops
-from harness.pipeline import Launcher, RunSpec
 
 TASK_RESULT_VERSION = 1
 
@@ -177,7 +177,7 @@ def _launcher(task: TaskFile, fleet: Path, stream: IO[str] | None) -> tuple[str,
     """The pinned image where the node's Docker answers (auto, docker), else this install."""
     if task.runner == "local" or (task.runner == "auto" and task.image is None):
         return "local", None  # auto: the image the user pinned, never one built on a node
-    from harness.containers import DockerLauncher, DockerRun
+    from harness.execution.containers import DockerLauncher, DockerRun
 
     launcher = DockerLauncher(DockerRun(hw=task.hw, results=fleet, image=task.image))
     try:

@@ -13,7 +13,7 @@ import mlperf_loadgen as lg
 import numpy as np
 
 from harness.config import Scenario
-from harness.data import SampleSource, SampleSpec
+from harness.datasets.samples import SampleSource, SampleSpec
 from harness.loadgen.querytimes import QueryTimes
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.data import SampleSource, SampleSpec
+from harness.datasets.samples import SampleSource, SampleSpec
 from harness.errors import ConfigError
 from harness.runtime.convert import Int8Options, preprocess, quantize_dynamic, quantize_static
 

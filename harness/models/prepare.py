@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from harness.config import Scenario
-from harness.data import NpySource, SampleSource, SyntheticSource
+from harness.datasets.imagenet import ImagenetSource
+from harness.datasets.samples import NpySource, SampleSource, SyntheticSource
 from harness.files import atomic_write_bytes
-from harness.imagenet import ImagenetSource
 from harness.models.calibration import draw_calibration
 from harness.models.precision import convert
 from harness.models.recipes import check_precision_supported, default_recipe, isa_for_precision

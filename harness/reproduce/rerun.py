@@ -1,6 +1,6 @@
 """Run a recorded job again: the recorded runs, the model by sha256, the trials, the verdict.
 
-The RunSpec is rebuilt from the recorded job.json (harness.pipeline.spec_of_run), so the
+The RunSpec is rebuilt from the recorded job.json (harness.execution.pipeline.spec_of_run), so the
 scenario, profile, target, seeds, sample counts and durations are the recorded ones and
 nothing is taken from today's scenario files or defaults. The expected speed is measured by
 each trial's warm-up, as it was when the record was made.
@@ -19,14 +19,14 @@ from typing import IO
 
 from harness.analysis.groups import load_group
 from harness.analysis.stats import welch_t_test
-from harness.campaign import Job, run_trials
 from harness.errors import ConfigError, HarnessError, ModelError, ResultError
+from harness.execution.campaign import Job, run_trials
+from harness.execution.pipeline import Launcher, RunSpec, spec_of_run
 from harness.files import RESULT_FILE, create_run_dir, read_incomplete
-from harness.job import JOB_FILE
 from harness.loadgen.logparse import effective_settings, parse_detail_log
 from harness.models.modelfile import check_model_file, file_sha256
 from harness.models.registry import cache_dir, zoo_model_path
-from harness.pipeline import Launcher, RunSpec, spec_of_run
+from harness.records.job import JOB_FILE
 from harness.reproduce.checks import Settings
 from harness.reproduce.record import REPRODUCTION_FILE, write_reproduction
 from harness.reproduce.source import check_numbers, check_source

@@ -15,7 +15,7 @@ from pathlib import Path
 from harness.errors import ConfigError, ResultError
 from harness.files import INCOMPLETE_FILE, RESULT_FILE
 from harness.foreign import read_text
-from harness.job import JOB_FILE
+from harness.records.job import JOB_FILE
 from harness.results.groupfile import SWEEP_FILE, TRIALS_FILE
 from harness.strictjson import read_json
 

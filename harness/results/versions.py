@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness import config, job
+from harness import config
 from harness.fingerprint.fingerprint import FINGERPRINT_VERSION
+from harness.records import job
 from harness.results import groupfile, migrate, runfile
 
 
@@ -35,7 +36,7 @@ FORMATS: tuple[FileFormat, ...] = (
         files="job.json",
         version=job.JOB_SCHEMA_VERSION,
         oldest_readable=job.JOB_OLDEST_READABLE,
-        home="harness.job",
+        home="harness.records.job",
     ),
     FileFormat(
         files="result.json",

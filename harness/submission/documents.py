@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from harness.config import scenario_to_dict
-from harness.job import Job
+from harness.records.job import Job
 from harness.results.records import RunResult
 from harness.submission.plan import Entry, Plan
 

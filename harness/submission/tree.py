@@ -23,7 +23,7 @@ from pathlib import Path
 from harness.compliance.verify import read_passed
 from harness.errors import ResultError
 from harness.files import ACCURACY_DIR, INCOMPLETE_FILE, atomic_write_bytes, atomic_write_text
-from harness.job import JOB_FILE, read_job
+from harness.records.job import JOB_FILE, read_job
 from harness.submission.accuracy_txt import (
     compliance_accuracy_txt,
     file_sha256,

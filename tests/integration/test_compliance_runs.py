@@ -21,9 +21,9 @@ import pytest
 from harness.cli import main
 from harness.compliance.rules import AUDIT_SETTINGS
 from harness.config import load_scenario
+from harness.execution.pipeline import RunSpec, launch_worker, run_compliance, run_one, spec_of_run
 from harness.loadgen.logparse import parse_detail_log
 from harness.loadgen.plan import Audit, render_audit_config
-from harness.pipeline import RunSpec, launch_worker, run_compliance, run_one, spec_of_run
 from tests.conftest import REPO, write_scenario
 
 pytestmark = pytest.mark.slow
@@ -109,12 +109,12 @@ RIGGED: dict[str, Callable[[Any], Any]] = {"caching": CachingExecutor, "negating
 
 
 def rigged_worker(kind: str, job_file: str) -> int:
-    """`python -m harness.worker JOB` with the timed path's executor wrapped by a rigged one."""
-    import harness.runner
-    from harness.worker import main as worker_main
+    """`python -m harness.execution.worker JOB`, its executor wrapped by a rigged one."""
+    import harness.execution.runner
+    from harness.execution.worker import main as worker_main
 
-    real = harness.runner.executor_for
-    harness.runner.executor_for = lambda *a, **k: RIGGED[kind](real(*a, **k))  # type: ignore[assignment]
+    real = harness.execution.runner.executor_for
+    harness.execution.runner.executor_for = lambda *a, **k: RIGGED[kind](real(*a, **k))  # type: ignore[assignment]
     return worker_main([job_file])
 
 

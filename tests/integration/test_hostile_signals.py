@@ -29,9 +29,9 @@ from typing import Any
 
 import pytest
 
-import harness.campaign
 import harness.cli.measure
-import harness.pipeline
+import harness.execution.campaign
+import harness.execution.pipeline
 import harness.published.importer
 from harness.errors import STOP_SIGNALS, interrupted_cause
 from harness.files import RESULT_FILE, read_incomplete
@@ -149,7 +149,7 @@ def _site(tmp: Path, run: Path) -> list[str]:
 
 def _worker(args: tuple[Any, ...]) -> bool:
     """A Popen of a worker, not of a tool the parent asks something of (git, nvidia-smi)."""
-    return bool(args) and "harness.worker" in args[0]
+    return bool(args) and "harness.execution.worker" in args[0]
 
 
 # --- the cases -------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ CASES = [
     Case(
         "run-while-its-directory-is-made",
         _run(),
-        Moment(harness.pipeline, "new_run_dir"),
+        Moment(harness.execution.pipeline, "new_run_dir"),
         INT,
         BEFORE_ACCURACY,
         marked=1,
@@ -175,7 +175,7 @@ CASES = [
     Case(
         "run-while-its-first-marker-is-written",
         _run(),
-        Moment(harness.pipeline, "mark_incomplete", before=True),
+        Moment(harness.execution.pipeline, "mark_incomplete", before=True),
         HUP,
         BEFORE_ACCURACY,
         marked=1,
@@ -183,7 +183,7 @@ CASES = [
     Case(
         "run-while-the-accuracy-job-file-is-written",
         _run(),
-        Moment(harness.pipeline, "write_job"),
+        Moment(harness.execution.pipeline, "write_job"),
         TERM,
         BEFORE_ACCURACY,
         marked=1,
@@ -207,7 +207,7 @@ CASES = [
     Case(
         "run-while-the-performance-job-file-is-written",
         _run(),
-        Moment(harness.pipeline, "write_job", nth=2),
+        Moment(harness.execution.pipeline, "write_job", nth=2),
         HUP,
         "before the performance test's worker started",
         marked=1,
@@ -215,7 +215,7 @@ CASES = [
     Case(
         "run-after-its-result-was-written",
         _run(),
-        Moment(harness.pipeline, "read_retry"),
+        Moment(harness.execution.pipeline, "read_retry"),
         INT,
         "after the performance test's worker ended",
         marked=1,
@@ -223,14 +223,14 @@ CASES = [
     Case(
         "run-while-its-summary-is-printed",
         _run(),
-        Moment(harness.campaign, "render_summary"),
+        Moment(harness.execution.campaign, "render_summary"),
         TERM,
         NONE_MARKED,
     ),
     Case(
         "trials-while-the-second-trial-is-made",
         _run(trials=2),
-        Moment(harness.pipeline, "new_run_dir", nth=2),
+        Moment(harness.execution.pipeline, "new_run_dir", nth=2),
         HUP,
         BEFORE_ACCURACY,
         marked=2,
@@ -246,7 +246,7 @@ CASES = [
     Case(
         "sweep-while-its-second-batch-is-made",
         _sweep,
-        Moment(harness.pipeline, "new_run_dir", nth=2),
+        Moment(harness.execution.pipeline, "new_run_dir", nth=2),
         INT,
         BEFORE_ACCURACY,
         marked=3,
@@ -254,7 +254,7 @@ CASES = [
     Case(
         "compliance-while-its-directory-is-made",
         _compliance,
-        Moment(harness.pipeline, "_fresh_compliance_dir"),
+        Moment(harness.execution.pipeline, "_fresh_compliance_dir"),
         INT,
         "before the compliance test TEST04's worker started",
         marked=1,
@@ -284,7 +284,7 @@ CASES = [
     Case(
         "reproduce-while-its-trial-is-made",
         _reproduce,
-        Moment(harness.pipeline, "new_run_dir"),
+        Moment(harness.execution.pipeline, "new_run_dir"),
         TERM,
         BEFORE_ACCURACY,
         marked=2,

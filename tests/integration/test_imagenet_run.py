@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from harness.cli import main
-from harness.imagenet import load_dataset
+from harness.datasets.imagenet import load_dataset
 from harness.paths import cache_root
 from tests.conftest import write_scenario
 

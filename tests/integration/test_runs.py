@@ -154,7 +154,7 @@ def test_image_size_comes_from_the_scenario(
 
 def in_process_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run workers in this process, so a test can patch the runner they use."""
-    from harness import pipeline, worker
+    from harness.execution import pipeline, worker
 
     monkeypatch.setattr(pipeline, "launch_worker", lambda path: worker.main([str(path)]))
 
@@ -163,7 +163,7 @@ def in_process_workers(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_inference_error_fails_the_run_instead_of_hanging(
     text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness.runner as runner
+    import harness.execution.runner as runner
 
     class FailingExecutor:
         def __init__(self, inner: Any) -> None:
@@ -271,7 +271,7 @@ def test_io_binding_path_runs_valid_and_is_recorded(
 def test_a_run_sized_too_small_by_warm_up_is_rerun_once(
     text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness.runner as runner
+    import harness.execution.runner as runner
 
     real = runner.warm_up
 

@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 
 from harness import cli
-from harness.campaign import Job as CampaignJob
-from harness.campaign import run_trials
 from harness.compliance.outcome import ComplianceRun, write_outcome
 from harness.config import load_scenario
 from harness.errors import ResultError
+from harness.execution.campaign import Job as CampaignJob
+from harness.execution.campaign import run_trials
+from harness.execution.pipeline import RunSpec, WorkerError, run_compliance, spec_of_run
+from harness.execution.worker import enter_own_directory
 from harness.files import mark_complete, read_incomplete
-from harness.job import Job, read_job, write_job
-from harness.pipeline import RunSpec, WorkerError, run_compliance, spec_of_run
-from harness.worker import enter_own_directory
+from harness.records.job import Job, read_job, write_job
 from tests.conftest import REPO, TINY_SS, write_scenario
 from tests.unit.test_compliance_verify import A, accuracy_log, detail_log
 

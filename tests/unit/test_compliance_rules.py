@@ -16,9 +16,9 @@ from harness.compliance.rules import (
 )
 from harness.config import load_scenario
 from harness.errors import ConfigError
-from harness.job import Job, as_compliance_test, job_to_dict, read_job, write_job
 from harness.loadgen.plan import Audit, render_audit_config, write_test_confs
 from harness.loadgen.timed import TestPlan, _audit_path
+from harness.records.job import Job, as_compliance_test, job_to_dict, read_job, write_job
 from tests.conftest import REPO, TINY_SS, write_scenario
 
 MLPERF_COMPLIANCE = REPO.parent / "shared" / "mlperf-tools" / "compliance"

@@ -23,7 +23,7 @@ from harness.compliance.verify import (
 )
 from harness.config import DataConfig
 from harness.errors import ResultError
-from harness.job import ComplianceTest
+from harness.records.job import ComplianceTest
 
 # MLPerf's submission checker: verify_accuracy.txt passes on a line that is exactly TEST PASS,
 # verify_performance.txt on any line containing it; accuracy files match this pattern.

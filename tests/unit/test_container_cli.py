@@ -13,8 +13,8 @@ from pytest_mock import MockerFixture
 
 import docker
 from harness import cli
-from harness import containers as hc
 from harness.errors import ConfigError
+from harness.execution import containers as hc
 from tests.conftest import REPO
 
 IMAGE_ID = "sha256:" + "ab" * 32
@@ -110,7 +110,7 @@ def test_docker_trouble_is_one_line_before_any_run(
 def test_image_source_digest_prints_the_digest(
     mocker: MockerFixture, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    mocker.patch("harness.images.source_digest", return_value="f" * 64)
+    mocker.patch("harness.execution.images.source_digest", return_value="f" * 64)
     assert cli.main(["image", "source-digest"]) == 0
     assert capsys.readouterr().out == "f" * 64 + "\n"
 

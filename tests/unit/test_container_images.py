@@ -1,4 +1,4 @@
-"""harness.images against autospec'd Docker SDK objects: no daemon needed."""
+"""harness.execution.images against autospec'd Docker SDK objects: no daemon needed."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from docker.models.images import Image, ImageCollection
 from pytest_mock import MockerFixture
 
 import docker
-from harness import images as hi
 from harness.errors import DependencyError, DeviceError
+from harness.execution import images as hi
 
 IMAGE_ID = "sha256:" + "ab" * 32
 
@@ -70,7 +70,7 @@ def test_the_source_label_carries_no_credentials_of_the_remote(
     client: Any, repo: Path, mocker: MockerFixture
 ) -> None:
     remote = "https://user:ghp_SECRET@github.com/org/beyond-tops.git"
-    mocker.patch("harness.images.git_output", return_value=remote)
+    mocker.patch("harness.execution.images.git_output", return_value=remote)
     client.api.build.return_value = iter([])
     hi.build_image("cpu", tag="t:1", repo=repo, client=client)
     source = client.api.build.call_args.kwargs["buildargs"]["SOURCE_URL"]

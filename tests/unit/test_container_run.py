@@ -1,4 +1,4 @@
-"""harness.containers: the Docker launcher of job files, against autospec'd Docker SDK objects."""
+"""execution.containers: the Docker launcher of job files, against autospec'd Docker SDK objects."""
 
 from __future__ import annotations
 
@@ -16,16 +16,16 @@ from docker.models.images import Image, ImageCollection
 from pytest_mock import MockerFixture
 
 import docker
-from harness import containers as hc
-from harness import containers_devices as hd
-from harness.campaign import is_out_of_memory
 from harness.config import load_scenario
 from harness.errors import ConfigError, DeviceError, Interrupted, StopSignals
+from harness.execution import containers as hc
+from harness.execution import containers_devices as hd
+from harness.execution.campaign import is_out_of_memory
+from harness.execution.images import ImageRef
+from harness.execution.pipeline import RunSpec, WorkerError, new_run_dir, run_one
 from harness.files import read_incomplete
-from harness.images import ImageRef
-from harness.job import Job, write_job
 from harness.paths import CACHE_ENV, cache_root
-from harness.pipeline import RunSpec, WorkerError, new_run_dir, run_one
+from harness.records.job import Job, write_job
 from harness.runtime.targets import TARGETS, resolve_options
 from tests.conftest import TINY_SS, write_scenario
 
@@ -103,7 +103,12 @@ def test_paths_are_the_same_inside_and_outside(job: Job, results: Path, tmp_path
     model.write_bytes(b"onnx")
     job = dataclasses.replace(job, model_override=model)
     kwargs = hc.container_kwargs(job_file(job), job, run_for(results), IMAGE, {})
-    assert kwargs["command"] == ["python", "-m", "harness.worker", str(job.run_dir / "job.json")]
+    assert kwargs["command"] == [
+        "python",
+        "-m",
+        "harness.execution.worker",
+        str(job.run_dir / "job.json"),
+    ]
     assert kwargs["volumes"] == {
         str(results): {"bind": str(results), "mode": "rw"},
         str(model): {"bind": str(model), "mode": "ro"},

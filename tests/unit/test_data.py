@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness.data import NpySource, SyntheticSource, npy_file_name
+from harness.datasets.samples import NpySource, SyntheticSource, npy_file_name
 from harness.errors import ConfigError
 
 

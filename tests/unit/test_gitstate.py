@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import images
+from harness.execution import images
 from harness.gitstate import NO_COMMIT, git_output, read_git_state
 from tests.conftest import git
 
@@ -63,7 +63,7 @@ def test_withoutgit(repo: Path) -> None:
 
 
 def test_image_tags_and_provenance_agree(repo: Path) -> None:
-    """harness.images marks the same trees dirty as the fingerprint's provenance does."""
+    """harness.execution.images marks the same trees dirty as the fingerprint's provenance does."""
     from harness.fingerprint.probe import Probe
     from harness.fingerprint.provenance import collect_harness
 

@@ -17,7 +17,7 @@ from harness.handoff import (
     write_peak,
     write_retry,
 )
-from harness.job import Expected
+from harness.records.job import Expected
 
 
 def test_both_files_carry_their_kind_and_version_and_read_back(tmp_path: Path) -> None:

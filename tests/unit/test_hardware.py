@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from pytest_mock import MockerFixture
 
-from harness import containers_devices, images
 from harness.analysis.peaks import resolve_peak
 from harness.errors import ConfigError, DeviceError
+from harness.execution import containers_devices, images
 from harness.hardware import HW_NAMES, IMAGE_REPO, ONNXRUNTIME_BUILDS, TARGETS, get_target
 from harness.runtime import targets as runtime_targets
 from harness.telemetry.discover import discover_sources
@@ -89,7 +89,7 @@ def test_peaks_know_gpu_targets_from_the_table() -> None:
 
 def test_the_table_and_its_readers_import_no_onnxruntime() -> None:
     code = (
-        "import sys, harness.hardware, harness.images, harness.telemetry.discover, "
+        "import sys, harness.hardware, harness.execution.images, harness.telemetry.discover, "
         "harness.packages; print('onnxruntime' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

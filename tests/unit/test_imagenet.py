@@ -16,8 +16,7 @@ import pytest
 from harness.analysis.accuracy import label_accuracy
 from harness.analysis.labels import label_offset
 from harness.config import DataConfig, ModelConfig, Scenario
-from harness.errors import ConfigError, ResultError
-from harness.imagenet import (
+from harness.datasets.imagenet import (
     MEANS_RGB,
     ImagenetSource,
     crop_box,
@@ -26,6 +25,7 @@ from harness.imagenet import (
     preprocess,
     resized_size,
 )
+from harness.errors import ConfigError, ResultError
 from harness.models.prepare import data_key
 
 RED_BGR = (0, 0, 255)

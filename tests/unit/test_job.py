@@ -11,7 +11,7 @@ import pytest
 
 from harness.config import load_scenario
 from harness.errors import ConfigError
-from harness.job import JOB_SCHEMA_VERSION, Expected, Job, job_to_dict, read_job, write_job
+from harness.records.job import JOB_SCHEMA_VERSION, Expected, Job, job_to_dict, read_job, write_job
 from tests.conftest import REPO, TINY_SS, write_scenario
 
 
@@ -91,7 +91,7 @@ def test_the_scenario_inside_is_checked_as_strictly_as_yaml(tmp_path: Path) -> N
 
 def test_the_worker_refuses_a_missing_job_file_with_its_code(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "harness.worker", str(tmp_path / "none.json")],
+        [sys.executable, "-m", "harness.execution.worker", str(tmp_path / "none.json")],
         cwd=REPO,
         capture_output=True,
         text=True,

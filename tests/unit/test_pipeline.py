@@ -16,15 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from harness import worker
 from harness.analysis.groups import load_group
-from harness.campaign import Job as CampaignJob
-from harness.campaign import is_out_of_memory, run_batch_sweep, run_trials
 from harness.config import load_scenario
 from harness.errors import Interrupted, StopSignals
+from harness.execution import worker
+from harness.execution.campaign import Job as CampaignJob
+from harness.execution.campaign import is_out_of_memory, run_batch_sweep, run_trials
+from harness.execution.pipeline import RunSpec, WorkerError, launch_worker, run_one
 from harness.files import Incomplete, mark_complete, mark_incomplete, read_incomplete
-from harness.job import Expected, Job, read_job
-from harness.pipeline import RunSpec, WorkerError, launch_worker, run_one
+from harness.records.job import Expected, Job, read_job
 from harness.results.groupfile import read_sweep, read_trials
 from tests.conftest import TINY_OFFLINE, TINY_SS, write_scenario
 

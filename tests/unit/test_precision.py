@@ -17,7 +17,7 @@ from onnxruntime.quantization import CalibrationDataReader
 
 import harness.models.precision as precision
 from harness.analysis.accuracy import agreement
-from harness.data import SyntheticSource
+from harness.datasets.samples import SyntheticSource
 from harness.errors import ConfigError, DeviceError, ModelError
 from harness.models.calibration import CalibrationData, CalibrationReader, draw_calibration
 from harness.models.precision import ConvertedModel, bf16_tensor, convert

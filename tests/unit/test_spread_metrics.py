@@ -11,7 +11,7 @@ from pathlib import Path
 from harness.analysis.groups import load_group
 from harness.analysis.spread import metric_spreads, spread_flags
 from harness.analysis.stats import trial_stats
-from harness.campaign_render import render_trials
+from harness.execution.campaign_render import render_trials
 from harness.records.metrics import metric as shown
 from harness.report.markdown import render_markdown
 from harness.results.groupfile import TrialsFile, read_trials, write_trials

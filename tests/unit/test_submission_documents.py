@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from harness.config import load_scenario, scenario_to_dict
-from harness.job import Job
+from harness.records.job import Job
 from harness.results.measures import CalibrationRecord, RecipeRecord
 from harness.results.records import ContainerImage, RunResult
 from harness.results.runfile import load_result

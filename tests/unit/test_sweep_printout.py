@@ -9,11 +9,11 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from harness.campaign import Job, run_batch_sweep
 from harness.config import load_scenario
+from harness.execution.campaign import Job, run_batch_sweep
+from harness.execution.pipeline import RunSpec
 from harness.files import mark_complete
-from harness.job import read_job
-from harness.pipeline import RunSpec
+from harness.records.job import read_job
 from harness.results.groupfile import read_sweep
 from tests.conftest import TINY_OFFLINE, write_scenario
 

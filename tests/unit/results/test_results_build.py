@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness.config import ProfileName, load_scenario
+from harness.execution.recording import Requested, hardware, outcome, samples_per_second
 from harness.fingerprint.fingerprint import Fingerprint
 from harness.loadgen.logparse import DetailLog, parse_detail_lines
 from harness.loadgen.timed import TestPlan
-from harness.recording import Requested, hardware, outcome, samples_per_second
 from harness.results.records import Hardware
 from tests.conftest import TINY_SS, write_scenario
 

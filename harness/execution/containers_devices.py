@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import DeviceError
+from harness.execution.images import ImageRef, explain, image_gone, import_docker
 from harness.hardware import get_target
-from harness.images import ImageRef, explain, image_gone, import_docker
 
 GPU_ENV = "CUDA_VISIBLE_DEVICES"  # the host's choice of GPUs, honoured as `--gpus device=...`
 ROCM_DEVICES = ("/dev/kfd", "/dev/dri")

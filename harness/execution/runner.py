@@ -1,8 +1,8 @@
 """One LoadGen test in a worker: plan, prepare, measure, record. The only place wiring layers.
 
-A worker runs one job (`harness.job.Job`): the accuracy test writes its scored verdict into
+A worker runs one job (`harness.records.job.Job`): the accuracy test writes its scored verdict into
 its directory; the performance test measures and records result.json's content, or asks
-for a re-run when LoadGen ended a first attempt too early (`harness.pipeline` decides).
+for a re-run when LoadGen ended a first attempt too early (`harness.execution.pipeline` decides).
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ from typing import IO
 from harness.analysis.accuracy import read_accuracy_block, write_accuracy_block
 from harness.compliance.outcome import ComplianceRun
 from harness.compliance.rules import AUDIT_SETTINGS
-from harness.data import SampleSource
+from harness.datasets.samples import SampleSource
 from harness.errors import RunError
+from harness.execution.recording import Measured, Requested, build_result
+from harness.execution.scoring import score
+from harness.execution.serverplan import server_plan
 from harness.files import ACCURACY_DIR
 from harness.fingerprint.survey import Survey, survey
 from harness.handoff import PeakSearch
-from harness.job import Job, as_compliance_test
 from harness.loadgen import conf as lgconf
 from harness.loadgen.batching import BatchPolicy
 from harness.loadgen.logparse import found_peak_qps, search_steps
@@ -44,14 +46,12 @@ from harness.models.prepare import (
     sample_source,
 )
 from harness.models.registry import cache_root
-from harness.recording import Measured, Requested, build_result
+from harness.records.job import Job, as_compliance_test
 from harness.results.records import RunResult
 from harness.runtime.executors import DeviceExecutor, HostExecutor, executor_for
 from harness.runtime.session import Session, SessionRequest, create_session, placement_warnings
 from harness.runtime.targets import get_target
 from harness.runtime.warmup import WarmUpStats, describe, warm_up
-from harness.scoring import score
-from harness.serverplan import server_plan
 from harness.stopping import Phases
 from harness.telemetry import gpu_inventory
 from harness.telemetry.latencies import (

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from harness import pipeline
 from harness.analysis.spread import metric_spreads
 from harness.analysis.stats import (
     SweepOutcome,
@@ -21,13 +20,14 @@ from harness.analysis.stats import (
     sweep_batches,
     trial_stats,
 )
-from harness.campaign_render import brief_trials, render_sweep, render_trials, run_line
 from harness.compliance.verify import render_verdict
 from harness.config import DEFAULT_TRIALS, ProfileName, Scenario
 from harness.errors import HarnessError, RunError
+from harness.execution import pipeline
+from harness.execution.campaign_render import brief_trials, render_sweep, render_trials, run_line
+from harness.execution.pipeline import Launcher, RunSpec, WorkerError, run_compliance, run_new
 from harness.files import INCOMPLETE_FILE, create_run_dir, mark_complete, mark_incomplete
-from harness.job import ComplianceTest
-from harness.pipeline import Launcher, RunSpec, WorkerError, run_compliance, run_new
+from harness.records.job import ComplianceTest
 from harness.report.summary import render_summary
 from harness.results.groupfile import (
     SWEEP_FILE,

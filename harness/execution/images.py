@@ -46,7 +46,7 @@ def connect() -> Any:
 
 
 def import_docker() -> Any:
-    """The Docker SDK, imported only when Docker is used (harness.containers calls this too)."""
+    """The Docker SDK, imported only when Docker is used (execution.containers calls this too)."""
     try:
         import docker
     except ImportError:

@@ -28,7 +28,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from harness.data import SampleSpec
+from harness.datasets.samples import SampleSpec
 from harness.errors import ConfigError, ResultError
 from harness.paths import cache_root
 

@@ -1,6 +1,6 @@
 """The accuracy test's score: LoadGen's logged responses against the FP32 model and the labels.
 
-Wiring, as harness.runner is (whose accuracy test calls it): the analysis of responses and
+Wiring, as harness.execution.runner is (whose accuracy test calls it): the analysis of responses and
 the model's own FP32 outputs meet here.
 """
 
@@ -12,10 +12,10 @@ import numpy as np
 
 from harness.analysis.accuracy import accuracy_block, decode_outputs, read_accuracy_log, verdict
 from harness.analysis.labels import label_offset, labels_by_index, load_labels
-from harness.data import SampleSource
+from harness.datasets.samples import SampleSource
 from harness.errors import RunError
-from harness.job import Job
 from harness.models.prepare import PreparedModel, data_key, reference_outputs
+from harness.records.job import Job
 from harness.runtime.session import Session
 
 

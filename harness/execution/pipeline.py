@@ -33,8 +33,8 @@ from harness.files import (
     read_incomplete,
 )
 from harness.handoff import RETRY_FILE, read_peak, read_retry
-from harness.job import JOB_FILE, ComplianceTest, Job, LoadGenTest, read_job, write_job
 from harness.models.modelfile import job_model_path
+from harness.records.job import JOB_FILE, ComplianceTest, Job, LoadGenTest, read_job, write_job
 from harness.results.runfile import load_result
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env, worker_stop
 
@@ -113,7 +113,7 @@ class WorkerError(RunError):
 
 
 def launch_worker(job_path: Path) -> int:
-    """Run `python -m harness.worker JOB` with this terminal; returns its exit code.
+    """Run `python -m harness.execution.worker JOB` with this terminal; returns its exit code.
 
     The worker gets a process group of its own, so a Ctrl-C reaches it exactly once, from
     here, whether it was typed at the terminal or sent to this process alone; so does the
@@ -121,7 +121,7 @@ def launch_worker(job_path: Path) -> int:
     held while it starts: one that comes meanwhile is raised once `child` exists, and the
     worker, started with them held, takes it in its own handlers.
     """
-    command = [sys.executable, "-m", "harness.worker", str(job_path)]
+    command = [sys.executable, "-m", "harness.execution.worker", str(job_path)]
     with HeldStops() as held, subprocess.Popen(command, process_group=0) as child:
         try:
             held.release()

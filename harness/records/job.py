@@ -40,7 +40,8 @@ class Job:
     """One LoadGen test in one worker process, and where its outcome goes.
 
     The scenario is resolved (precision, batch size and providers from the command line
-    applied), so the file alone says what ran; `harness.worker` runs it again as it stands.
+    applied), so the file alone says what ran; `harness.execution.worker` runs it again as it
+    stands.
     """
 
     scenario: Scenario

@@ -1,4 +1,4 @@
-"""A worker: `python -m harness.worker JOB.json` runs one LoadGen test and leaves its outcome.
+"""Worker: `python -m harness.execution.worker JOB.json` runs one LoadGen test, leaves its outcome.
 
 The outcome is a file in the job's run directory, never a line on stdout: result.json for a
 performance test (exit 0 when LoadGen judged it VALID, 1 when INVALID), accuracy/accuracy.json
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from harness.errors import CRASHED, STOP_SIGNALS, HarnessError, RunError, StopSignals, stop_signal
 from harness.files import mark_complete, mark_incomplete
 from harness.handoff import write_peak, write_retry
-from harness.job import COMPLIANCE_TESTS, Expected, Job, read_job
 from harness.paths import CACHE_ENV
+from harness.records.job import COMPLIANCE_TESTS, Expected, Job, read_job
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env
 
 if TYPE_CHECKING:  # the worker imports LoadGen only when it runs a test
@@ -32,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the job file named on the command line; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 1 or args[0].startswith("-"):
-        print("usage: python -m harness.worker JOB.json", file=sys.stderr)
+        print("usage: python -m harness.execution.worker JOB.json", file=sys.stderr)
         return 2
     # SIGTERM and SIGHUP stop LoadGen as Ctrl-C does. The parent started this process with
     # them held (pipeline.launch_worker); they stay held until execute can record one.
@@ -89,9 +89,9 @@ def execute(
 def _outcome(job: Job, phases: Phases) -> int:
     phases.enter("start")
     # The runner imports LoadGen and onnxruntime: only a worker process pays for that.
+    from harness.execution.runner import run_accuracy_test, run_peak_search, run_performance
     from harness.loadgen.conf import Expectation
     from harness.results.runfile import write_result
-    from harness.runner import run_accuracy_test, run_peak_search, run_performance
 
     if job.test == "accuracy":
         run_accuracy_test(job, progress=sys.stderr, phases=phases)
@@ -126,8 +126,8 @@ def _compliance(job: Job, phases: Phases) -> int:
     directory where the test's audit.config lies, so no other test can read it.
     """
     from harness.compliance.outcome import write_outcome
+    from harness.execution.runner import run_compliance
     from harness.loadgen.conf import Expectation
-    from harness.runner import run_compliance
 
     job = enter_own_directory(job)
     outcome = run_compliance(job, progress=sys.stderr, phases=phases)

@@ -1,6 +1,7 @@
 """Server's batcher for a worker: a session per compiled batch, warmed and timed, its policy.
 
-Wiring, as harness.runner is (whose _prepare calls it): models, runtime and LoadGen meet here.
+Wiring, as harness.execution.runner is (whose _prepare calls it): models, runtime and LoadGen
+meet here.
 `model_key` is the name LoadGen's configuration knows the model by (runner._model_key).
 """
 
@@ -8,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.data import SampleSource
+from harness.datasets.samples import SampleSource
 from harness.errors import RunError
-from harness.job import Job
 from harness.loadgen import conf as lgconf
 from harness.loadgen.batching import BatchPolicy, compiled_batches, derive_policy
 from harness.loadgen.sut import Executor, ServerPlan
 from harness.models.prepare import PreparedModel
 from harness.models.validate import resolve_dims
+from harness.records.job import Job
 from harness.runtime.executors import executor_for
 from harness.runtime.session import Session, create_session
 from harness.runtime.warmup import warm_up

@@ -1,9 +1,10 @@
 """Jobs in containers: the pipeline's Launcher that runs each job's worker in its hardware's image.
 
-A container is just another place to start `python -m harness.worker JOB.json`. Paths are the
-same inside and outside: the results root and the job's input files are mounted at their own
-paths and the working directory is the caller's, so neither the job file nor anything the
-worker writes needs rewriting, and the parent reads the run directory as it would locally.
+A container is just another place to start `python -m harness.execution.worker JOB.json`.
+Paths are the same inside and outside: the results root and the job's input files are mounted
+at their own paths and the working directory is the caller's, so neither the job file nor
+anything the worker writes needs rewriting, and the parent reads the run directory as it would
+locally.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
-from harness.containers_devices import device_kwargs, docker_cli_flags, nvidia_devices, run_error
 from harness.errors import STOP_SIGNALS, ConfigError, HarnessError, stop_signal
-from harness.files import mark_incomplete
-from harness.hardware import get_target
-from harness.images import (
+from harness.execution.containers_devices import (
+    device_kwargs,
+    docker_cli_flags,
+    nvidia_devices,
+    run_error,
+)
+from harness.execution.images import (
     ImageRef,
     check_hw,
     connect,
@@ -32,8 +36,10 @@ from harness.images import (
     import_docker,
     named_image,
 )
-from harness.job import Job, read_job
+from harness.files import mark_incomplete
+from harness.hardware import get_target
 from harness.paths import CACHE_ENV, cache_root
+from harness.records.job import Job, read_job
 from harness.telemetry.external import ALLOW_METER_ENV
 
 CONTAINER_CACHE = PurePosixPath("/cache")
@@ -198,7 +204,7 @@ def container_kwargs(
     cache = (run.cache or cache_root()).resolve()
     volumes[str(cache)] = {"bind": str(CONTAINER_CACHE), "mode": "rw"}
     return {
-        "command": ["python", "-m", "harness.worker", str(job_file)],
+        "command": ["python", "-m", "harness.execution.worker", str(job_file)],
         "detach": True,
         "init": True,  # forwards the stop signal (SIGINT, SIGTERM, SIGHUP) to the worker
         "network_mode": "none",  # a measurement needs no network: models come from the cache

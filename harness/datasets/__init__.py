@@ -1,0 +1,1 @@
+"""Datasets: synthetic or .npy samples (samples.py); ImageNet as MLPerf prepares it (imagenet)."""
