@@ -31,10 +31,11 @@ from harness.config import (
     ScenarioName,
     WarmupConfig,
 )
-from harness.execution.pipeline import RunSpec, new_run_dir, run_one
+from harness.execution.pipeline import new_run_dir, run_one
 from harness.models.prepare import sample_source
 from harness.models.registry import cache_root, zoo_model_path
 from harness.models.validate import inspect_model, resolve_dims
+from harness.records.request import RunRequest
 from harness.results.runfile import load_result
 from harness.runtime.session import Session, SessionRequest, create_session
 from harness.runtime.targets import get_target
@@ -124,8 +125,8 @@ def plain_loop(sc: Scenario, seconds: float) -> tuple[float, float]:
 
 def harness_run(sc: Scenario, out: Path) -> tuple[float, float]:
     # The path a user measures: a run directory filled by worker processes, one per LoadGen test.
-    spec = RunSpec(scenario=sc, scenario_path=None, profile="quick", hw="cpu")
-    result = load_result(run_one(spec, new_run_dir(spec, out)))
+    request = RunRequest(scenario=sc, scenario_path=None, profile="quick", hw="cpu")
+    result = load_result(run_one(request, new_run_dir(request, out)))
     if not result.outcome.valid:
         raise SystemExit(f"harness run INVALID: {result.outcome.invalid_reasons}")
     return float(result.latency_ns.p50 or 0), float(result.samples_per_second or 0)

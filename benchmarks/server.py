@@ -37,8 +37,9 @@ from harness.config import (
     WarmupConfig,
 )
 from harness.errors import HarnessError
-from harness.execution.pipeline import RunSpec, new_run_dir, run_one
-from harness.results.records import RunResult
+from harness.execution.pipeline import new_run_dir, run_one
+from harness.records.request import RunRequest
+from harness.records.result import RunResult
 from harness.results.runfile import load_result
 
 TARGET_RATIO = 0.7
@@ -74,8 +75,8 @@ def scenario(model: str, kind: str, *, batch: int, bound_ms: float, seconds: int
 
 
 def run(sc: Scenario, out: Path) -> RunResult:
-    spec = RunSpec(scenario=sc, scenario_path=None, profile="quick", hw="cpu")
-    return load_result(run_one(spec, new_run_dir(spec, out), progress=sys.stderr))
+    request = RunRequest(scenario=sc, scenario_path=None, profile="quick", hw="cpu")
+    return load_result(run_one(request, new_run_dir(request, out), progress=sys.stderr))
 
 
 def one_round(args: argparse.Namespace, out: Path) -> Round:

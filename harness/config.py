@@ -15,7 +15,7 @@ from typing import Any, Literal
 from harness.errors import ConfigError
 from harness.strictyaml import build_from, load_as, read_yaml
 
-SCHEMA_VERSION = 1  # of scenario files; harness.results.versions lists every format's
+SCHEMA_VERSION = 1  # of scenario files; harness.cli.versions lists every format's
 ScenarioName = Literal["SingleStream", "MultiStream", "Server", "Offline"]
 # Profiles and precisions are declared once, here: the Literal for the types and the loader,
 # the tuple (the same names, in order) for the CLI's choices, job files and checks.
@@ -75,9 +75,7 @@ class ModelConfig:
     @property
     def name(self) -> str:
         """Short model name used in run directory names and LoadGen's config lookup."""
-        if self.zoo is not None:
-            return self.zoo
-        return Path(str(self.path)).stem
+        return model_name(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -287,6 +285,16 @@ class Suite:
             raise ValueError("scenarios: list at least one scenario file")
 
 
+def model_name(model: ModelConfig, override: Path | None = None) -> str:
+    """The name a model goes by: a file's stem (the override's, else the scenario's), or the zoo's.
+
+    The one home of this rule: run directories, results and LoadGen's key carry the name.
+    """
+    if override is None and model.zoo is not None:
+        return model.zoo
+    return Path(str(override or model.path)).stem
+
+
 def _check_input_size(dims: Mapping[str, int], batch_size: int) -> None:
     """A ValueError when one input would exceed MAX_INPUT_ELEMENTS before a model is read.
 
@@ -331,7 +339,7 @@ def load_scenario(path: Path) -> Scenario:
     return load_as(path, Scenario)
 
 
-def scenario_from_dict(data: Any, where: str) -> Scenario:
+def scenario_from_dict(data: object, where: str) -> Scenario:
     """A scenario from its JSON form (a job file), checked as strictly as a YAML file."""
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: scenario: expected a mapping of keys")

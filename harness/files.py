@@ -15,12 +15,8 @@ from typing import BinaryIO
 from harness.errors import ResultError
 from harness.text import printable
 
-# A run directory's layout, in one place.
+# The marker's name; every other file of a run directory is named in harness.records.layout.
 INCOMPLETE_FILE = "INCOMPLETE"  # present while a run directory holds no finished result
-RESULT_FILE = "result.json"
-ACCURACY_DIR = "accuracy"  # the accuracy test, where MLPerf's submission layout puts it
-PEAK_SEARCH_DIR = "peak-search"  # Server's FindPeakPerformance test, when no rate was given
-PEAK_FILE = "peak.json"  # what the peak search found, in PEAK_SEARCH_DIR
 MAX_INCOMPLETE_BYTES = 64 * 1024  # a cause and an exit code: the rest of a longer one is not read
 
 

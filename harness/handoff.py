@@ -12,14 +12,13 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ResultError
-from harness.files import PEAK_FILE, atomic_write_text
-from harness.records.job import Expected
-from harness.strictjson import read_json
+from harness.files import atomic_write_text
+from harness.records.layout import PEAK_FILE, RETRY_FILE
+from harness.records.request import Expectation
+from harness.strictjson import Format, JsonObject, read_versioned
 
-RETRY_FILE = "retry.json"
 RETRY_KIND, PEAK_KIND = "beyond-tops retry", "beyond-tops peak search"
 SCHEMA_VERSION = 1
 
@@ -33,19 +32,22 @@ class PeakSearch:
     steps: list[str]
 
 
-def write_retry(run_dir: Path, expected: Expected) -> None:
+def write_retry(run_dir: Path, expected: Expectation) -> None:
     """Ask the parent to run this test again, expecting `expected`."""
-    fields = {"latency_ns": expected.latency_ns, "samples_per_second": expected.samples_per_second}
+    fields: JsonObject = {
+        "latency_ns": expected.latency_ns,
+        "samples_per_second": expected.samples_per_second,
+    }
     _write(run_dir / RETRY_FILE, RETRY_KIND, fields)
 
 
-def read_retry(run_dir: Path) -> Expected | None:
+def read_retry(run_dir: Path) -> Expectation | None:
     """The expectation a first attempt asked to be re-run with, if it asked."""
     path = run_dir / RETRY_FILE
     if not path.is_file():
         return None
     data = _read(path, RETRY_KIND)
-    return Expected(
+    return Expectation(
         latency_ns=_number(data, "latency_ns", path),
         samples_per_second=_number(data, "samples_per_second", path),
     )
@@ -53,7 +55,11 @@ def read_retry(run_dir: Path) -> Expected | None:
 
 def write_peak(run_dir: Path, search: PeakSearch) -> None:
     """What the peak search found, for the pipeline and the result's record."""
-    fields = {"found_qps": search.found_qps, "start_qps": search.start_qps, "steps": search.steps}
+    fields: JsonObject = {
+        "found_qps": search.found_qps,
+        "start_qps": search.start_qps,
+        "steps": list(search.steps),
+    }
     _write(run_dir / PEAK_FILE, PEAK_KIND, fields)
 
 
@@ -63,9 +69,7 @@ def read_peak(run_dir: Path) -> PeakSearch:
     if not path.is_file():
         raise ResultError(f"{path}: the peak search left no rate")
     data = _read(path, PEAK_KIND)
-    steps = data.get("steps")
-    if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
-        raise ResultError(f"{path}: steps: expected a list of strings")
+    steps = _strings(data, "steps", path)
     return PeakSearch(
         found_qps=_number(data, "found_qps", path),
         start_qps=_number(data, "start_qps", path),
@@ -73,28 +77,37 @@ def read_peak(run_dir: Path) -> PeakSearch:
     )
 
 
-def _write(path: Path, kind: str, fields: dict[str, Any]) -> None:
-    data = {"kind": kind, "schema_version": SCHEMA_VERSION, **fields}
+def _write(path: Path, kind: str, fields: JsonObject) -> None:
+    data: JsonObject = {"kind": kind, "schema_version": SCHEMA_VERSION, **fields}
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
-def _read(path: Path, kind: str) -> dict[str, Any]:
-    data = read_json(path, ResultError)
-    if not isinstance(data, dict):
-        raise ResultError(f"{path}: expected a JSON object")
-    version = data.get("schema_version", 0)  # 0: written before these files had versions
-    if data.get("kind", kind) != kind or version not in (0, SCHEMA_VERSION):
-        newer = isinstance(version, int) and version > SCHEMA_VERSION
-        fix = "upgrade beyond-tops" if newer else "run the test again"
-        raise ResultError(
-            f"{path}: not a {kind} file of schema 0-{SCHEMA_VERSION} "
-            f"(kind {data.get('kind')!r}, schema_version {version!r}); {fix}"
-        )
-    return data
+def _read(path: Path, kind: str) -> JsonObject:
+    return read_versioned(path, handoff_format(kind), ResultError).data
 
 
-def _number(data: dict[str, Any], key: str, path: Path) -> float:
+def handoff_format(kind: str) -> Format:
+    """retry.json's or peak.json's format: schema 0 files (no kind, no version) still read."""
+    return Format(
+        what=f"a {kind} file",
+        newest=SCHEMA_VERSION,
+        oldest=0,
+        kind=kind,
+        unversioned=0,  # written before these files had versions
+        older_fix="run the test again",
+    )
+
+
+def _number(data: JsonObject, key: str, path: Path) -> float:
     value = data.get(key)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ResultError(f"{path}: {key}: expected a finite number, got {value!r}")
     return float(value)
+
+
+def _strings(data: JsonObject, key: str, path: Path) -> list[str]:
+    listed = data.get(key)
+    strings = [s for s in listed if isinstance(s, str)] if isinstance(listed, list) else []
+    if not isinstance(listed, list) or len(strings) != len(listed):
+        raise ResultError(f"{path}: {key}: expected a list of strings")
+    return strings

@@ -37,8 +37,9 @@ from harness.errors import (
     interrupted_cause,
     stop_signal,
 )
-from harness.files import RESULT_FILE, atomic_write_text, mark_incomplete, read_incomplete
+from harness.files import atomic_write_text, mark_incomplete, read_incomplete
 from harness.records.job import TESTS
+from harness.records.layout import RESULT_FILE
 
 Phase = Literal["launch", "worker", "start", "prepare", "warmup", "loadgen", "write", "ended"]
 # What INCOMPLETE says of each phase, after `interrupted (SIGTERM) `; {test} names the test.

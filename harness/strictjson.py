@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeAlias, TypeVar
 
@@ -76,6 +77,87 @@ def read_json(path: Path, error: ErrorType, limit_bytes: int = MAX_JSON_BYTES) -
     return loads(text.removeprefix("\ufeff"), str(path), error)
 
 
+# --- versioned formats: one reader checks kind, version and the oldest version read ---
+
+
+@dataclass(frozen=True, kw_only=True)
+class Format:
+    """A versioned JSON format of ours as its reader checks it (harness.cli.versions lists it).
+
+    `what` names a file of the format in messages ("a beyond-tops result"). `kind` is the
+    value `kind_key` must hold, when the format names itself. `unversioned` is the version
+    of files written before the format had a version key (absent: such a file is refused).
+    `older_fix` says what to do with a file older than `oldest`.
+    """
+
+    what: str
+    newest: int
+    oldest: int
+    kind: str | None = None
+    kind_key: str = "kind"
+    version_key: str = "schema_version"
+    unversioned: int | None = None
+    older_fix: str = "write it again with this beyond-tops"
+
+    def reads(self) -> str:
+        """The versions read, as messages say them: `3`, or `1 to 3`."""
+        if self.oldest == self.newest:
+            return str(self.newest)
+        return f"{self.oldest} to {self.newest}"
+
+
+@dataclass(frozen=True)
+class Versioned:
+    """A versioned file's JSON object and the version it was written in."""
+
+    data: JsonObject
+    version: int
+
+
+def read_versioned(
+    path: Path, fmt: Format, error: ErrorType, *, missing: str | None = None
+) -> Versioned:
+    """A file of `fmt`: bounded strict JSON (`read_json`) checked by `check_versioned`.
+
+    `missing`, if given, is what the error says after the path when there is no such file.
+    """
+    if missing is not None and not path.exists() and not path.is_symlink():
+        raise error(f"{path}: {missing}")
+    return check_versioned(read_json(path, error), str(path), fmt, error)
+
+
+def check_versioned(data: Json, source: str, fmt: Format, error: ErrorType) -> Versioned:
+    """`data` if it is an object of `fmt`'s kind in a version this reads; else `error`.
+
+    Each refusal names `source` and says what to do: a newer version, to upgrade; an older
+    one, `fmt.older_fix`.
+    """
+    if not isinstance(data, dict):
+        raise error(f"{source}: not {fmt.what} (expected a JSON object, got {shown_kind(data)})")
+    if fmt.kind is not None and data.get(fmt.kind_key, _absent(fmt)) != fmt.kind:
+        raise error(f"{source}: not {fmt.what} ({fmt.kind_key} is not {fmt.kind!r})")
+    key = fmt.version_key
+    version = data.get(key, fmt.unversioned)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise error(f"{source}: no {key}; not {fmt.what}")
+    if version > fmt.newest:
+        raise error(
+            f"{source}: {key} {version} was written by a newer beyond-tops "
+            f"(this one reads {fmt.reads()}); upgrade beyond-tops"
+        )
+    if version < fmt.oldest:
+        raise error(
+            f"{source}: {key} {version} is older than this beyond-tops reads "
+            f"({fmt.reads()}); {fmt.older_fix}"
+        )
+    return Versioned(data, version)
+
+
+def _absent(fmt: Format) -> str | None:
+    """What a file without the kind key counts as: the kind, for files written before it."""
+    return fmt.kind if fmt.unversioned is not None else None
+
+
 def _short(at: str) -> str:
     """A key path as a message shows it: `the value` for the top, at most 80 characters."""
     if not at:
@@ -102,7 +184,7 @@ def _first_line(exc: Exception) -> str:
 # --- typed access to a parsed record: each key checked before use, named when wrong ---
 
 
-def want(data: Mapping[str, Any], key: str, kind: type[T], where: str, error: ErrorType) -> T:
+def want(data: Mapping[str, object], key: str, kind: type[T], where: str, error: ErrorType) -> T:
     """`data[key]`, which must be of `kind` (bool is no whole number); else `error`."""
     if key not in data:
         raise error(f"{where}: missing key {key!r}")
@@ -110,21 +192,21 @@ def want(data: Mapping[str, Any], key: str, kind: type[T], where: str, error: Er
 
 
 def maybe(
-    data: Mapping[str, Any], key: str, kind: type[T], where: str, error: ErrorType
+    data: Mapping[str, object], key: str, kind: type[T], where: str, error: ErrorType
 ) -> T | None:
     """`data[key]` of `kind`, or None when it is absent or null."""
     value = data.get(key)
     return None if value is None else typed(value, kind, f"{where}: {key}", error)
 
 
-def typed(value: Any, kind: type[T], where: str, error: ErrorType) -> T:
+def typed(value: object, kind: type[T], where: str, error: ErrorType) -> T:
     """`value` if it is of `kind`; else `error` naming `where`, the kind and what it got."""
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise error(f"{where}: expected {_KINDS.get(kind, kind.__name__)}, got {shown_kind(value)}")
     return value
 
 
-def shown_kind(value: Any) -> str:
+def shown_kind(value: object) -> str:
     """A value as a message names it: its kind and, cut to 60 characters, its repr."""
     if value is None:
         return "null"

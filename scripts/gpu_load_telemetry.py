@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.config import TelemetryConfig
+from harness.records.codec import to_object
 from harness.telemetry import summarize, write_telemetry_csv
 from harness.telemetry.base import Telemetry
 from harness.telemetry.discover import close_sources, discover_sources
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
         close_sources(sources)
     write_telemetry_csv(record, out / "telemetry.csv")
     summary = summarize(record, samples_processed=max(load["iterations"], 1), scenario="Offline")
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    (out / "summary.json").write_text(json.dumps(to_object(summary), indent=2) + "\n")
     (out / "check.json").write_text(json.dumps({**load, "sources": check(record)}, indent=2) + "\n")
     print(json.dumps({**load, "sources": check(record)}, indent=2))
     return 0 if record.counters else 1

@@ -1,1 +1,1 @@
-"""Pure analysis over results: statistics, sweeps, FLOPs, utilization, comparison."""
+"""Pure analysis over records: statistics, sweeps, accuracy, FLOPs, utilization, comparison."""

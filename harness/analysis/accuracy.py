@@ -1,4 +1,7 @@
-"""Score LoadGen accuracy logs against FP32 reference outputs and labels (pure; no LoadGen)."""
+"""Score LoadGen accuracy logs against FP32 reference outputs and labels (pure; no LoadGen).
+
+The score is a record (harness.records.accuracy); accuracy.json is its JSON form.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +15,13 @@ import numpy as np
 
 from harness.errors import ConfigError, ResultError
 from harness.files import atomic_write_text
+from harness.records.accuracy import Accuracy, ClosedDivision, Fp32Agreement, LabelAccuracy
+from harness.records.codec import from_data, to_object
+from harness.records.layout import ACCURACY_BLOCK, ACCURACY_TXT
+from harness.strictjson import JsonObject
+
+# Top-k accuracies by name (top1, top5, ...): None where k exceeds what the outputs allow.
+LabelScores = dict[str, float | int | None]
 
 MLPERF_CLOSED_FRACTION = 0.99
 
@@ -61,7 +71,7 @@ def decode_outputs(
 
 def agreement(
     outputs: Mapping[int, np.ndarray], reference: Mapping[int, np.ndarray], *, kind: str
-) -> dict[str, Any]:
+) -> Fp32Agreement:
     """How closely outputs match the FP32 reference outputs of the same samples.
 
     Args:
@@ -74,8 +84,8 @@ def agreement(
     Returns:
         ``count``, ``top1_agreement`` (classifier; fraction of samples whose top-1 class
         matches), ``max_abs_error``, ``mean_abs_error`` (over all elements),
-        ``cosine_similarity`` (mean over samples) and ``min_cosine_similarity``. Two zero
-        vectors have cosine 1, one zero vector 0.
+        ``cosine_similarity`` (mean over samples) and ``min_cosine_similarity``, each None
+        where it does not apply. Two zero vectors have cosine 1, one zero vector 0.
 
     Raises:
         ResultError: If there are no outputs or a sample has no reference.
@@ -83,14 +93,21 @@ def agreement(
     if kind not in ("classifier", "tensor"):
         raise ConfigError(f"accuracy kind: {kind!r} is not 'classifier' or 'tensor'")
     got, ref = _paired(outputs, reference)
-    block: dict[str, Any] = {"kind": kind, "count": len(got)}
     indices = got.dtype.kind in "iu" and got[0].size == 1
+    top1 = None
     if kind == "classifier":
         same = (got == ref) if indices else (got.argmax(axis=1) == ref.argmax(axis=1))
-        block["top1_agreement"] = float(np.mean(same))
-    if indices:
-        return block
-    return {**block, **_errors(got.astype(np.float64), ref.astype(np.float64))}
+        top1 = float(np.mean(same))
+    errors = (None,) * 4 if indices else _errors(got.astype(np.float64), ref.astype(np.float64))
+    return Fp32Agreement(
+        kind="classifier" if kind == "classifier" else "tensor",
+        count=len(got),
+        top1_agreement=top1,
+        max_abs_error=errors[0],
+        mean_abs_error=errors[1],
+        cosine_similarity=errors[2],
+        min_cosine_similarity=errors[3],
+    )
 
 
 def _paired(
@@ -112,19 +129,15 @@ def _paired(
     return got, ref
 
 
-def _errors(got: np.ndarray, ref: np.ndarray) -> dict[str, float]:
+def _errors(got: np.ndarray, ref: np.ndarray) -> tuple[float, float, float, float]:
+    """Max and mean absolute error, mean and minimum cosine similarity."""
     diff = np.abs(got - ref)
     dots = np.sum(got * ref, axis=1)
     # sqrt(|a|^2 |b|^2), not |a| |b|: for a == b it is exactly a.a, so the cosine is exactly 1.
     norms = np.sqrt(np.sum(got * got, axis=1) * np.sum(ref * ref, axis=1))
     both_zero = ~got.any(axis=1) & ~ref.any(axis=1)
     cosine = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), both_zero * 1.0)
-    return {
-        "max_abs_error": float(diff.max()),
-        "mean_abs_error": float(diff.mean()),
-        "cosine_similarity": float(cosine.mean()),
-        "min_cosine_similarity": float(cosine.min()),
-    }
+    return float(diff.max()), float(diff.mean()), float(cosine.mean()), float(cosine.min())
 
 
 def label_accuracy(
@@ -133,7 +146,7 @@ def label_accuracy(
     *,
     top_k: Sequence[int] = (1, 5),
     label_offset: int = 0,
-) -> dict[str, Any]:
+) -> LabelScores:
     """Top-k accuracy of per-sample class scores (or class indices) against labels.
 
     Args:
@@ -158,7 +171,7 @@ def label_accuracy(
         )
     scores = np.stack([np.asarray(outputs[k]).reshape(-1) for k in keys])
     truth = np.array([labels[k] for k in keys], dtype=np.int64) + label_offset
-    block: dict[str, Any] = {"count": len(keys), "label_offset": label_offset}
+    block: LabelScores = {"count": len(keys), "label_offset": label_offset}
     indices = scores.dtype.kind in "iu" and scores.shape[1] == 1
     for k in top_k:
         if indices:
@@ -173,125 +186,163 @@ def label_accuracy(
 
 def closed_division_check(
     accuracy: float, reference: float, *, fraction: float = MLPERF_CLOSED_FRACTION
-) -> dict[str, Any]:
+) -> ClosedDivision:
     """MLPerf's closed-division rule: accuracy must reach ``fraction`` of the FP32 reference."""
     target = fraction * reference
-    return {
-        "accuracy": accuracy,
-        "reference": reference,
-        "fraction": fraction,
-        "target": target,
-        "passed": bool(accuracy >= target),
-    }
+    return ClosedDivision(
+        accuracy=accuracy,
+        reference=reference,
+        fraction=fraction,
+        target=target,
+        passed=bool(accuracy >= target),
+    )
 
 
-def accuracy_block(
+def score_accuracy(
     outputs: Mapping[int, np.ndarray],
     reference: Mapping[int, np.ndarray],
     *,
     kind: str,
+    described_as: str,
     labels: Mapping[int, int] | None = None,
     label_offset: int = 0,
     reference_top1: float | None = None,
-) -> dict[str, Any]:
-    """The ``accuracy`` block of result.json: agreement with FP32, and label accuracy if any.
+) -> Accuracy:
+    """The accuracy record of result.json: agreement with FP32, label accuracy if any, verdict.
 
     Args:
         outputs: Per-sample outputs decoded from the accuracy log.
         reference: The FP32 model's outputs on the same samples.
         kind: ``classifier`` or ``tensor`` (see :func:`agreement`).
+        described_as: What the reference is (the record's ``reference``).
         labels: True classes by sample index, when the dataset has labels.
         label_offset: See :func:`label_accuracy`.
         reference_top1: The FP32 top-1 the closed-division target is 99 % of; by default
             the FP32 model's top-1 on the same samples (MLPerf uses the published FP32
             accuracy on the full dataset).
     """
-    block: dict[str, Any] = {
-        "samples": len(outputs),
-        "against_fp32": agreement(outputs, reference, kind=kind),
-        "against_labels": None,
-    }
-    if labels is None:
-        return block
-    got = label_accuracy(outputs, labels, label_offset=label_offset)
-    fp32 = label_accuracy({k: reference[k] for k in outputs}, labels, label_offset=label_offset)
-    target = fp32["top1"] if reference_top1 is None else reference_top1
-    block["against_labels"] = {
-        **got,
-        "fp32_top1": fp32["top1"],
-        "fp32_top5": fp32["top5"],
-        "closed_division": closed_division_check(got["top1"], target),
-    }
-    return block
+    fp32 = agreement(outputs, reference, kind=kind)
+    labelled = None
+    if labels is not None:
+        labelled = _against_labels(outputs, reference, labels, label_offset, reference_top1)
+    passed, criterion = verdict(fp32, labelled)
+    return Accuracy(
+        samples=len(outputs),
+        against_fp32=fp32,
+        against_labels=labelled,
+        passed=passed,
+        criterion=criterion,
+        reference=described_as,
+    )
 
 
-def render_accuracy(block: Mapping[str, Any]) -> str:
-    """accuracy.txt: the accuracy block as aligned, human-readable lines."""
-    lines = [f"accuracy over {block['samples']} samples (LoadGen AccuracyOnly)", ""]
+def _against_labels(
+    outputs: Mapping[int, np.ndarray],
+    reference: Mapping[int, np.ndarray],
+    labels: Mapping[int, int],
+    offset: int,
+    reference_top1: float | None,
+) -> LabelAccuracy:
+    got = label_accuracy(outputs, labels, label_offset=offset)
+    fp32 = label_accuracy({k: reference[k] for k in outputs}, labels, label_offset=offset)
+    top1, fp32_top1 = _share(got["top1"]), _share(fp32["top1"])
+    target = fp32_top1 if reference_top1 is None else reference_top1
+    return LabelAccuracy(
+        count=len(outputs),
+        label_offset=offset,
+        top1=top1,
+        top5=_share(got["top5"]),
+        fp32_top1=fp32_top1,
+        fp32_top5=_share(fp32["top5"]),
+        closed_division=closed_division_check(top1 or 0.0, target or 0.0),
+    )
+
+
+def _share(value: float | int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def render_accuracy(accuracy: Accuracy) -> str:
+    """accuracy.txt: the accuracy record as aligned, human-readable lines."""
+    lines = [f"accuracy over {accuracy.samples} samples (LoadGen AccuracyOnly)", ""]
     lines.append("against the FP32 reference (same model, same inputs):")
-    fp32 = block["against_fp32"]
     for key, label in _FP32_ROWS:
-        if fp32.get(key) is not None:
-            lines.append(f"  {label:<22}{_number(key, fp32[key])}")
+        value = getattr(accuracy.against_fp32, key)
+        if value is not None:
+            lines.append(f"  {label:<22}{_number(key, value)}")
     lines.append("")
-    labelled = block.get("against_labels")
+    labelled = accuracy.against_labels
     lines += _label_lines(labelled) if labelled else ["against labels: no labelled dataset given"]
     return "\n".join(lines) + "\n"
 
 
-def _label_lines(labelled: Mapping[str, Any]) -> list[str]:
-    lines = [f"against labels (label_offset {labelled['label_offset']}):"]
-    for k in ("top1", "top5"):
-        if labelled.get(k) is not None:
-            fp32 = _percent(labelled[f"fp32_{k}"])
-            lines.append(f"  {k:<22}{_percent(labelled[k])}  (FP32 {fp32})")
-    check = labelled["closed_division"]
-    share = f"{check['fraction'] * 100:g} % of {_percent(check['reference'])}"
-    verdict = "PASS" if check["passed"] else "FAIL"
+def _label_lines(labelled: LabelAccuracy) -> list[str]:
+    lines = [f"against labels (label_offset {labelled.label_offset}):"]
+    for k, got, fp32 in (
+        ("top1", labelled.top1, labelled.fp32_top1),
+        ("top5", labelled.top5, labelled.fp32_top5),
+    ):
+        if got is not None:
+            lines.append(f"  {k:<22}{_percent(got)}  (FP32 {_percent(fp32)})")
+    check = labelled.closed_division
+    share = f"{check.fraction * 100:g} % of {_percent(check.reference)}"
+    verdict = "PASS" if check.passed else "FAIL"
     lines.append(
-        f"  MLPerf closed division: top-1 {_percent(check['accuracy'])}, target "
-        f"{_percent(check['target'])} ({share}): {verdict}"
+        f"  MLPerf closed division: top-1 {_percent(check.accuracy)}, target "
+        f"{_percent(check.target)} ({share}): {verdict}"
     )
     return lines
 
 
-def write_accuracy_txt(block: Mapping[str, Any], path: Path) -> None:
+def write_accuracy_txt(accuracy: Accuracy, path: Path) -> None:
     """Write :func:`render_accuracy` atomically."""
-    atomic_write_text(path, render_accuracy(block))
+    atomic_write_text(path, render_accuracy(accuracy))
 
 
 # What "passed" means without labels: agreement with the FP32 model on the same inputs.
 MIN_TOP1_AGREEMENT = 0.99
 MIN_COSINE = 0.99
-ACCURACY_BLOCK = "accuracy.json"  # the scored block an accuracy test leaves in its directory
 
 
-def verdict(block: Mapping[str, Any]) -> dict[str, Any]:
-    """Whether the accuracy block passes, and by which criterion (labels beat FP32)."""
-    labelled = block.get("against_labels")
+def verdict(fp32: Fp32Agreement, labelled: LabelAccuracy | None) -> tuple[bool, str]:
+    """Whether the score passes, and by which criterion (labels beat FP32)."""
     if labelled is not None:
-        passed = bool(labelled["closed_division"]["passed"])
-        return {"passed": passed, "criterion": "top-1 >= 99 % of FP32 (MLPerf closed division)"}
-    fp32 = block["against_fp32"]
-    if "top1_agreement" in fp32:
-        return {
-            "passed": fp32["top1_agreement"] >= MIN_TOP1_AGREEMENT,
-            "criterion": f"top-1 agreement with FP32 >= {MIN_TOP1_AGREEMENT:.0%} (no labels)",
-        }
-    return {
-        "passed": fp32["cosine_similarity"] >= MIN_COSINE,
-        "criterion": f"mean cosine similarity with FP32 >= {MIN_COSINE} (no labels)",
-    }
+        return labelled.closed_division.passed, "top-1 >= 99 % of FP32 (MLPerf closed division)"
+    if fp32.top1_agreement is not None:
+        return (
+            fp32.top1_agreement >= MIN_TOP1_AGREEMENT,
+            f"top-1 agreement with FP32 >= {MIN_TOP1_AGREEMENT:.0%} (no labels)",
+        )
+    return (
+        fp32.cosine_similarity is not None and fp32.cosine_similarity >= MIN_COSINE,
+        f"mean cosine similarity with FP32 >= {MIN_COSINE} (no labels)",
+    )
 
 
-def write_accuracy_block(block: Mapping[str, Any], accuracy_dir: Path) -> None:
+def write_accuracy_block(accuracy: Accuracy, accuracy_dir: Path) -> None:
     """accuracy.txt for people and accuracy.json for the performance test's result."""
-    write_accuracy_txt(block, accuracy_dir / "accuracy.txt")
-    atomic_write_text(accuracy_dir / ACCURACY_BLOCK, json.dumps(block, indent=2) + "\n")
+    write_accuracy_txt(accuracy, accuracy_dir / ACCURACY_TXT)
+    text = json.dumps(to_object(accuracy), indent=2) + "\n"
+    atomic_write_text(accuracy_dir / ACCURACY_BLOCK, text)
 
 
-def read_accuracy_block(accuracy_dir: Path) -> dict[str, Any]:
-    """The scored block an accuracy test left in its directory."""
+def load_accuracy(accuracy_dir: Path) -> Accuracy:
+    """The score an accuracy test left in its directory, as its record."""
+    where = str(accuracy_dir / ACCURACY_BLOCK)
+    return from_data(Accuracy, read_accuracy_block(accuracy_dir), where)
+
+
+def scored_label_offset(accuracy_dir: Path) -> int | None:
+    """The label offset the accuracy test scored with; None when it had no labels."""
+    labelled = read_accuracy_block(accuracy_dir).get("against_labels")
+    if not isinstance(labelled, dict):
+        return None
+    offset = labelled.get("label_offset", 0)
+    return offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
+
+
+def read_accuracy_block(accuracy_dir: Path) -> JsonObject:
+    """The scored block an accuracy test left in its directory, as JSON data."""
     path = accuracy_dir / ACCURACY_BLOCK
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -7,21 +7,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.analysis.groups import Group
 from harness.analysis.published_side import Side, facts, published_column
-from harness.analysis.welch import ratio_interval, welch_t_test
-from harness.errors import ConfigError
-from harness.fingerprint.fingerprint import compare_fingerprints
-from harness.records.metrics import ACCURACY, UTILIZATION, Metric, per_source, scenario_metrics
-from harness.results.metrics import (
+from harness.analysis.values import (
     headline,
     published_value_of,
     reported,
     source_names,
     value_of,
 )
-from harness.results.published import PublishedResult
-from harness.results.records import RunResult, Versions
+from harness.analysis.welch import ratio_interval, welch_t_test
+from harness.errors import ConfigError
+from harness.records.fingerprint import compare_fingerprints
+from harness.records.group import Group
+from harness.records.metrics import ACCURACY, UTILIZATION, Metric, per_source, scenario_metrics
+from harness.records.published import PublishedResult
+from harness.records.result import RunResult, Versions
 
 # LoadGen settings the harness derives from the measured speed (expected QPS or latency from
 # the warm-up, and the Offline query size that follows from it): they differ whenever the
@@ -142,7 +142,7 @@ def environment_differences(a: RunResult, b: RunResult) -> list[str]:
 def compare(groups: Sequence[Side], *, alpha: float = 0.05) -> Comparison:
     """Each metric's median per group, its ratio to the first group and Welch's significance.
 
-    A published MLPerf result (harness.results.published) stands beside local groups as one
+    A published MLPerf result (harness.records.published) stands beside local groups as one
     value per metric; the rules that flag an unfair comparison are the same (see
     published_problems), and its hardware is never called the same as any other.
     """

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from harness.fingerprint.fingerprint import Fingerprint
+from harness.records.fingerprint import Fingerprint
 
 UNKNOWN: Final = "unknown"
 NOT_RECORDED: Final = "not recorded"

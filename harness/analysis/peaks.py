@@ -6,10 +6,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Final
 
 from harness.hardware import TARGETS
-from harness.results.measures import PeakBasis
+from harness.records.measures import PeakBasis
+from harness.strictjson import Json
 
 PRECISIONS: Final = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8")
 
@@ -191,7 +192,7 @@ def resolve_peak(
     *,
     hw: str,
     precision: str,
-    fingerprint: Mapping[str, Any],
+    fingerprint: Mapping[str, Json],
     override_tflops: float | None = None,
 ) -> Peak | None:
     """The peak to compare a run with: the scenario's override, the GPU table or the CPU model.
@@ -217,12 +218,13 @@ def resolve_peak(
     if target is None:
         return None
     if target.is_gpu:
-        gpus = fingerprint.get("gpus") or []
-        name = gpus[0].get("name") if gpus and isinstance(gpus[0], Mapping) else None
+        gpus = fingerprint.get("gpus")
+        first = gpus[0] if isinstance(gpus, list) and gpus else None
+        name = first.get("name") if isinstance(first, dict) else None
         key = match_accelerator(name) if isinstance(name, str) else None
         return None if key is None else ACCELERATOR_PEAKS[key].get(precision)
     cpu = fingerprint.get("cpu")
-    return cpu_peak(cpu, precision) if isinstance(cpu, Mapping) else None
+    return cpu_peak(cpu, precision) if isinstance(cpu, dict) else None
 
 
 # --- CPU model --------------------------------------------------------------------------
@@ -237,7 +239,7 @@ _AMX_SOURCE: Final = (
 )
 
 
-def cpu_peak(cpu: Mapping[str, Any], precision: str) -> Peak | None:
+def cpu_peak(cpu: Mapping[str, Json], precision: str) -> Peak | None:
     """A CPU's theoretical peak from the fingerprint's ISA flags, cores and clock.
 
     peak = physical cores x ops per cycle per core x clock. Ops per cycle come from the
@@ -247,7 +249,8 @@ def cpu_peak(cpu: Mapping[str, Any], precision: str) -> Peak | None:
     Returns:
         None without a clock, a core count, AVX2/AVX-512 or a model for ``precision``.
     """
-    isa = set(cpu.get("isa") or ())
+    flags = cpu.get("isa")
+    isa = {str(flag) for flag in flags} if isinstance(flags, list | tuple) else set()
     vendor = str(cpu.get("vendor") or "")
     vector = _vector(isa, vendor)
     cores, core_note = _physical_cores(cpu)
@@ -328,7 +331,7 @@ def _int8(isa: set[str], vector: _Vector) -> tuple[float, str]:
     )
 
 
-def _physical_cores(cpu: Mapping[str, Any]) -> tuple[int | None, str]:
+def _physical_cores(cpu: Mapping[str, Json]) -> tuple[int | None, str]:
     usable, cores = cpu.get("usable_cpus"), cpu.get("cores")
     counts = [int(n) for n in (usable, cores) if isinstance(n, int | float) and n > 0]
     if not counts:
@@ -339,7 +342,7 @@ def _physical_cores(cpu: Mapping[str, Any]) -> tuple[int | None, str]:
     )
 
 
-def _clock_mhz(cpu: Mapping[str, Any]) -> tuple[float | None, str, bool]:
+def _clock_mhz(cpu: Mapping[str, Json]) -> tuple[float | None, str, bool]:
     """The clock, what it is, and whether it is the real maximum (False: a guess)."""
     for key, note, known in (
         (

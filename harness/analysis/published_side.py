@@ -6,9 +6,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from harness.analysis.groups import Group
-from harness.results.published import PublishedResult
-from harness.results.records import SettingValue
+from harness.records.group import Group
+from harness.records.published import PublishedResult
+from harness.records.result import SettingValue
 
 # What `harness compare` puts side by side: local groups, and published MLPerf results.
 Side = Group | PublishedResult
@@ -33,10 +33,6 @@ def facts(side: Side) -> Facts | None:
     """The facts of a side; None for a sweep that measured no point."""
     if isinstance(side, PublishedResult):
         s = side.system
-        devices = [
-            _count(s.processors_per_node, s.processor),
-            _count(s.accelerators_per_node, s.accelerator),
-        ]
         return Facts(
             model=side.model,
             precision=side.harness_precision,
@@ -46,7 +42,7 @@ def facts(side: Side) -> Facts | None:
             loadgen=_release(side.loadgen_version),
             settings=side.settings,
             hardware=f"{side.org} {s.id}: "
-            + (", ".join(d for d in devices if d) or "not stated")
+            + (", ".join(s.devices) or "not stated")
             + " (published; not this machine)",
             software="; ".join(x for x in (s.framework, s.software) if x) or "not stated",
         )
@@ -68,12 +64,6 @@ def facts(side: Side) -> Facts | None:
     )
 
 
-def _count(count: str | None, model: str | None) -> str | None:
-    if not model:
-        return None
-    return f"{count} x {model}" if count else model
-
-
 def _release(version: str | None) -> str | None:
     """LoadGen's major.minor: "6.0" of "6.0.17" and of a detail log's "6.0 @ 1a2b3c"."""
     match = re.match(r"\s*(\d+\.\d+)", version or "")
@@ -82,7 +72,6 @@ def _release(version: str | None) -> str | None:
 
 def published_column(p: PublishedResult) -> dict[str, str]:
     """A published result's values of the comparison's info rows, labelled as published."""
-    verdict = {True: "VALID", False: "INVALID", None: "not logged"}[p.valid]
     return {
         "source": p.label,
         "kind": "published",
@@ -90,7 +79,7 @@ def published_column(p: PublishedResult) -> dict[str, str]:
         "batch size": "n/a (published)",
         "trials": "n/a (published)",
         "profile": f"MLPerf rules, {p.division} division",
-        "LoadGen verdict": verdict,
+        "LoadGen verdict": p.verdict,
         "providers": p.system.framework or "not stated",
         "model": f"{p.model} {p.harness_precision or '(precision not stated)'}",
         "fingerprint": "n/a (not measured here)",

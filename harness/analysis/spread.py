@@ -5,11 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from harness.analysis.groups import Group, RunSet
-from harness.analysis.trials import MetricSpread, trial_stats
+from harness.analysis.trials import trial_stats
+from harness.analysis.values import headline, metric_values, reported, telemetry_metrics
+from harness.records.group import Group, RunSet
 from harness.records.metrics import ROWS, THROUGHPUT, metric, scenario_metrics
-from harness.results.metrics import headline, metric_values, reported, telemetry_metrics
-from harness.results.records import RunResult
+from harness.records.result import RunResult
+from harness.records.trials import MetricSpread
 
 # The metrics checked beside their number in a report only (the catalogue's "beside" rule).
 _BESIDE = tuple(key for key, row in ROWS.items() if row.spread == "beside")

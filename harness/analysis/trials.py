@@ -1,83 +1,15 @@
-"""Statistics over repeated trials: centre, spread and the warnings that say why to doubt them."""
+"""Statistics over repeated trials: centre, spread and the warnings that say why to doubt them.
+
+The records they fill (TrialStats, MetricSpread) are harness.records.trials'.
+"""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
 
-from harness.errors import ResultError
 from harness.records.metrics import Metric, number, percent
-
-
-@dataclass(frozen=True, kw_only=True)
-class TrialStats:
-    """One metric over repeated trials: centre, spread and why it may not be trustworthy."""
-
-    values: tuple[float, ...]
-    requested: int
-    higher_is_better: bool
-    median: float
-    best: float
-    mean: float
-    stdev: float
-    cov: float
-    warnings: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form, for trials.json and sweep.json."""
-        return {
-            "values": list(self.values),
-            "requested": self.requested,
-            "higher_is_better": self.higher_is_better,
-            "median": self.median,
-            "best": self.best,
-            "mean": self.mean,
-            "stdev": self.stdev,
-            "cov": self.cov,
-            "warnings": list(self.warnings),
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TrialStats:
-        """Read back what to_dict wrote; ResultError when a key is absent or malformed."""
-        try:
-            return cls(
-                values=tuple(float(v) for v in data["values"]),
-                requested=int(data["requested"]),
-                higher_is_better=bool(data["higher_is_better"]),
-                median=float(data["median"]),
-                best=float(data["best"]),
-                mean=float(data["mean"]),
-                stdev=float(data["stdev"]),
-                cov=float(data["cov"]),
-                warnings=tuple(str(w) for w in data["warnings"]),
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ResultError(f"trial statistics malformed ({type(exc).__name__}: {exc})") from None
-
-
-@dataclass(frozen=True, kw_only=True)
-class MetricSpread:
-    """One reported metric over a group's trials: how it is shown, and its spread.
-
-    `stats` keep the stored unit (`metric`'s, e.g. ns); their warnings give values as shown:
-    shown value = stored value * `scale`, in `unit`.
-    """
-
-    metric: str  # the metric's key in the catalogue (harness.records.metrics), e.g. latency_ns.p99
-    name: str  # its label there, as a report shows it, e.g. "p99 latency"
-    unit: str  # its shown unit there, e.g. "ms"
-    scale: float
-    stats: TrialStats
-
-    @property
-    def flag(self) -> str | None:
-        """The metric's warnings in one line, led by its shown name; None when it has none."""
-        if not self.stats.warnings:
-            return None
-        return f"{self.name}: {'; '.join(self.stats.warnings)}"
+from harness.records.trials import TrialStats
 
 
 def trial_stats(

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 from harness.analysis.peaks import Peak
-from harness.results.measures import Utilization
+from harness.records.measures import Utilization
 
 
 def utilization(

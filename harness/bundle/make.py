@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -11,15 +10,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from harness.bundle.manifest import (
-    MANIFEST_NAME,
-    RUNS_DIR,
-    SIGNATURE_NAME,
-    FileEntry,
-    Provenance,
-    manifest_bytes,
-    run_record,
-)
+from harness.bundle.manifest import FileEntry, Provenance, manifest_bytes, run_record
 from harness.bundle.numbers import check_run, describe_all
 from harness.bundle.signature import signature_bytes
 from harness.bundle.tarball import (
@@ -31,8 +22,16 @@ from harness.bundle.tarball import (
     write_tar,
 )
 from harness.errors import ConfigError, EditedResultError, ResultError
-from harness.files import INCOMPLETE_FILE, RESULT_FILE, atomic_create, read_incomplete
-from harness.results.groupfile import SWEEP_FILE, TRIALS_FILE
+from harness.files import INCOMPLETE_FILE, atomic_create, read_incomplete
+from harness.records.layout import (
+    BUNDLE_RUNS_DIR,
+    MANIFEST_FILE,
+    RESULT_FILE,
+    SIGNATURE_FILE,
+    SWEEP_FILE,
+    TRIALS_FILE,
+)
+from harness.strictjson import JsonObject, read_json
 
 # What makes a directory a root a bundle takes, by the file that marks it, in this order.
 ROOT_KINDS = ((RESULT_FILE, "run"), (TRIALS_FILE, "trials"), (SWEEP_FILE, "sweep"))
@@ -86,9 +85,9 @@ def make_bundle(request: BundleRequest) -> Bundled:
     kinds = {name: _kind(path) for name, path in roots.items()}
     manifest = manifest_bytes(files=files, roots=kinds, runs=runs, made_by=request.made_by)
     members = [
-        Member(name=MANIFEST_NAME, data=manifest),
-        Member(name=SIGNATURE_NAME, data=signature_bytes(request.key, manifest)),
-        Member(name=RUNS_DIR),
+        Member(name=MANIFEST_FILE, data=manifest),
+        Member(name=SIGNATURE_FILE, data=signature_bytes(request.key, manifest)),
+        Member(name=BUNDLE_RUNS_DIR),
         *_members(items, {f.path: f for f in files}),
     ]
     try:
@@ -117,7 +116,7 @@ def _roots(sources: Sequence[Path]) -> dict[str, Path]:
     for source in sources:
         path = source.resolve()
         _kind(path)
-        name = f"{RUNS_DIR}/{path.name}"
+        name = f"{BUNDLE_RUNS_DIR}/{path.name}"
         if name in roots:
             raise ConfigError(
                 f"{source}: another source is also named {path.name!r}; bundle them separately"
@@ -193,7 +192,7 @@ def _entry(item: _Item) -> FileEntry:
     return FileEntry(path=item.name, sha256=digest.hexdigest(), size_bytes=size)
 
 
-def _run(item: _Item) -> dict[str, object]:
+def _run(item: _Item) -> JsonObject:
     """The run's provenance; a result.json whose numbers are not its log's is refused."""
     found = check_run(item.source)
     if found:
@@ -201,10 +200,7 @@ def _run(item: _Item) -> dict[str, object]:
             f"{item.source}: {describe_all(found)}; it was edited after the run: bundle the "
             "run as it was measured"
         )
-    try:
-        result = json.loads(item.source.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise ResultError(f"{item.source}: not readable JSON ({exc}); re-run it") from None
+    result = read_json(item.source, ResultError)  # bounded, strict: no NaN, no deep nesting
     return run_record(item.name.rpartition("/")[0], result if isinstance(result, dict) else {})
 
 

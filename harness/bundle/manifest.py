@@ -17,17 +17,22 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.bundle.tarball import MAX_MEMBER_BYTES, unsafe_reason
 from harness.errors import BundleError
-from harness.strictjson import bad_number
+from harness.records.layout import BUNDLE_RUNS_DIR, MANIFEST_FILE
+from harness.strictjson import Format, Json, JsonObject, bad_number, check_versioned
 
-MANIFEST_NAME = "MANIFEST.json"
-SIGNATURE_NAME = "MANIFEST.sig"
-RUNS_DIR = "runs"  # the bundle's top folder: one entry per run or group given
 MANIFEST_VERSION = 1
 FORMAT = "beyond-tops bundle"
+MANIFEST = Format(
+    what="a beyond-tops bundle manifest",
+    newest=MANIFEST_VERSION,
+    oldest=1,
+    kind=FORMAT,
+    kind_key="format",
+    older_fix="remake the bundle",
+)
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
@@ -53,7 +58,7 @@ class Provenance:
 class Manifest:
     """A manifest as read back: its data, its files by path, its top-level runs and groups."""
 
-    data: Mapping[str, Any]
+    data: JsonObject
     files: Mapping[str, FileEntry]
     roots: tuple[str, ...]
 
@@ -69,7 +74,7 @@ def manifest_bytes(
     *,
     files: Sequence[FileEntry],
     roots: Mapping[str, str],
-    runs: Sequence[Mapping[str, Any]],
+    runs: Sequence[JsonObject],
     made_by: Provenance,
 ) -> bytes:
     """MANIFEST.json's exact bytes (what the signature covers); `roots` maps a path to its kind."""
@@ -91,7 +96,7 @@ def manifest_bytes(
     return canonical_json(data)
 
 
-def run_record(path: str, result: Mapping[str, Any]) -> dict[str, Any]:
+def run_record(path: str, result: JsonObject) -> JsonObject:
     """Where one run came from, as its result.json records it (None where it records nothing).
 
     The image is result.json's `image` block when the run was in a harness container, else
@@ -126,14 +131,9 @@ def parse_manifest(bundle: Path, raw: bytes) -> Manifest:
         raise _bad(bundle, f"{found[0]} {found[1]}")
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise _bad(bundle, f"its format is not {FORMAT!r}")
-    version = data.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool):
+    if not isinstance(data.get("schema_version"), int):
         raise _bad(bundle, "no schema_version")
-    if version > MANIFEST_VERSION:
-        raise BundleError(
-            f"{bundle}: {MANIFEST_NAME} schema_version {version} was written by a newer "
-            f"beyond-tops (this one reads {MANIFEST_VERSION}); upgrade beyond-tops"
-        )
+    check_versioned(data, f"{bundle}: {MANIFEST_FILE}", MANIFEST, BundleError)
     _check_made_by(bundle, data.get("made_by"))
     _check_list(bundle, data, "runs")
     files = _files(bundle, _check_list(bundle, data, "files"))
@@ -150,14 +150,15 @@ def _check_made_by(bundle: Path, made_by: object) -> None:
             raise _bad(bundle, f"made_by.{key} is {_kind(value)}, not {types.__name__} or null")
 
 
-def _check_list(bundle: Path, data: Mapping[str, Any], key: str) -> list[Any]:
+def _check_list(bundle: Path, data: JsonObject, key: str) -> list[JsonObject]:
     value = data.get(key)
-    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+    items = [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+    if not isinstance(value, list) or len(items) != len(value):
         raise _bad(bundle, f"`{key}` is {_kind(value)}, not a list of objects")
-    return value
+    return items
 
 
-def _root(bundle: Path, index: int, root: Mapping[str, Any]) -> str:
+def _root(bundle: Path, index: int, root: JsonObject) -> str:
     path, kind = root.get("path"), root.get("kind")
     if not isinstance(kind, str):
         raise _bad(bundle, f"roots[{index}].kind is {_kind(kind)}, not text")
@@ -168,14 +169,14 @@ def _path(bundle: Path, key: str, path: object) -> str:
     if not isinstance(path, str):
         raise _bad(bundle, f"{key} is {_kind(path)}, not a path")
     reason = unsafe_reason(path) or (
-        None if path.startswith(f"{RUNS_DIR}/") else f"is not under {RUNS_DIR}/"
+        None if path.startswith(f"{BUNDLE_RUNS_DIR}/") else f"is not under {BUNDLE_RUNS_DIR}/"
     )
     if reason is not None:
         raise _bad(bundle, f"{key} {path!r:.80} {reason}")
     return path
 
 
-def _files(bundle: Path, entries: list[dict[str, Any]]) -> dict[str, FileEntry]:
+def _files(bundle: Path, entries: list[JsonObject]) -> dict[str, FileEntry]:
     files: dict[str, FileEntry] = {}
     for index, entry in enumerate(entries):
         key = f"files[{index}]"
@@ -202,9 +203,9 @@ def _kind(value: object) -> str:
     return f"{name} ({json.dumps(value)[:40]})" if name != "an object" else name
 
 
-def _get(data: object, *keys: str) -> Any:
+def _get(data: Json, *keys: str) -> Json:
     for key in keys:
-        if not isinstance(data, Mapping):
+        if not isinstance(data, dict):
             return None
         data = data.get(key)
     return data
@@ -212,5 +213,5 @@ def _get(data: object, *keys: str) -> Any:
 
 def _bad(bundle: Path, problem: str) -> BundleError:
     return BundleError(
-        f"{bundle}: {MANIFEST_NAME} is signed but unreadable: {problem}; remake the bundle"
+        f"{bundle}: {MANIFEST_FILE} is signed but unreadable: {problem}; remake the bundle"
     )

@@ -14,11 +14,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ResultError
 from harness.foreign import read_text
-from harness.loadgen.logparse import (
+from harness.records.layout import DETAIL_LOG
+from harness.records.loadgen_log import (
     DetailLog,
     effective_settings,
     latency_percentiles_ns,
@@ -27,9 +27,8 @@ from harness.loadgen.logparse import (
     parse_detail_log,
     samples_per_second,
 )
-from harness.strictjson import bad_number
+from harness.strictjson import JsonObject, bad_number
 
-DETAIL_LOG = "mlperf_log_detail.txt"
 _ABSENT = object()
 
 
@@ -46,7 +45,7 @@ class Discrepancy:
         return f"{self.key} is {_show(self.recorded)} but {DETAIL_LOG} logs {_show(self.logged)}"
 
 
-def logged_values(result: Mapping[str, Any], log: DetailLog) -> dict[str, object]:
+def logged_values(result: JsonObject, log: DetailLog) -> dict[str, object]:
     """What each log-derived key of result.json must hold, by dotted key."""
     values: dict[str, object] = {
         "valid": log.get("result_validity") == "VALID",
@@ -62,7 +61,7 @@ def logged_values(result: Mapping[str, Any], log: DetailLog) -> dict[str, object
     return values
 
 
-def discrepancies(result: Mapping[str, Any], log: DetailLog) -> list[Discrepancy]:
+def discrepancies(result: JsonObject, log: DetailLog) -> list[Discrepancy]:
     """Every log-derived value of result.json that differs from the log; keys it lacks are skipped.
 
     Submission validity needs more than the log (the profile, the accuracy check), but the
@@ -97,7 +96,7 @@ def check_run(result_path: Path) -> list[Discrepancy]:
     return discrepancies(result, parse_detail_log(log_path))
 
 
-def _result_data(path: Path) -> dict[str, Any] | None:
+def _result_data(path: Path) -> JsonObject | None:
     """result.json's object (bounded, regular file), None if not one; bad numbers refused."""
     text = read_text(path, ResultError)
     try:
@@ -137,7 +136,7 @@ def _server_values(log: DetailLog) -> dict[str, object]:
     }
 
 
-def _lookup(result: Mapping[str, Any], key: str) -> object:
+def _lookup(result: JsonObject, key: str) -> object:
     head, _, rest = key.partition(".")
     value = result.get(head, _ABSENT)
     if not rest or value is _ABSENT:

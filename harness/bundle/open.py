@@ -15,13 +15,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
 
 from harness.bundle.keys import load_trusted
-from harness.bundle.manifest import MANIFEST_NAME, SIGNATURE_NAME
 from harness.bundle.tarball import unpack
 from harness.bundle.verify import check_unpacked
 from harness.errors import ResultError
+from harness.records.layout import MANIFEST_FILE, SIGNATURE_FILE
+from harness.strictjson import Json
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -37,7 +37,7 @@ class OpenedBundle:
     verified: bool
     signer_fingerprint: str
     trusted: bool
-    manifest: Mapping[str, Any]
+    manifest: Mapping[str, Json]
 
 
 def is_bundle(path: Path) -> bool:
@@ -49,7 +49,7 @@ def is_bundle(path: Path) -> bool:
             first = tar.next()
     except (OSError, tarfile.TarError):
         return False
-    return first is not None and first.name == MANIFEST_NAME
+    return first is not None and first.name == MANIFEST_FILE
 
 
 def open_bundle(bundle: Path, dest: Path, trusted: Sequence[Path] = ()) -> OpenedBundle:
@@ -69,7 +69,7 @@ def open_bundle(bundle: Path, dest: Path, trusted: Sequence[Path] = ()) -> Opene
     staging = Path(tempfile.mkdtemp(dir=dest, prefix=".unpacking-"))
     opened = False
     try:
-        unpacked = unpack(bundle, staging, keep=(MANIFEST_NAME, SIGNATURE_NAME))
+        unpacked = unpack(bundle, staging, keep=(MANIFEST_FILE, SIGNATURE_FILE))
         verdict = check_unpacked(bundle, unpacked, staging, keys)
         for entry in sorted(staging.iterdir()):
             os.replace(entry, dest / entry.name)

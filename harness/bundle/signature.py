@@ -10,16 +10,23 @@ import binascii
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from harness.bundle.keys import fingerprint, openssh_public, parse_openssh_public
-from harness.bundle.manifest import MANIFEST_NAME, SIGNATURE_NAME, canonical_json
+from harness.bundle.manifest import canonical_json
 from harness.errors import BadSignatureError, BundleError
+from harness.records.layout import MANIFEST_FILE, SIGNATURE_FILE
+from harness.strictjson import Format, JsonObject, check_versioned
 
 SIGNATURE_VERSION = 1
+SIGNATURE = Format(
+    what="a beyond-tops bundle signature",
+    newest=SIGNATURE_VERSION,
+    oldest=1,
+    older_fix="get the bundle again from its signer",
+)
 ALGORITHM = "ed25519"
 
 
@@ -38,7 +45,7 @@ def signature_bytes(key: Ed25519PrivateKey, manifest: bytes) -> bytes:
         {
             "schema_version": SIGNATURE_VERSION,
             "algorithm": ALGORITHM,
-            "signed_file": MANIFEST_NAME,
+            "signed_file": MANIFEST_FILE,
             "public_key": openssh_public(public),
             "fingerprint": fingerprint(public),
             "signature": base64.b64encode(key.sign(manifest)).decode("ascii"),
@@ -62,30 +69,25 @@ def check_signature(bundle: Path, raw: bytes, manifest: bytes) -> Signer:
         signature = base64.b64decode(str(data.get("signature")), validate=True)
         key.verify(signature, manifest)
     except (binascii.Error, InvalidSignature):
-        raise _bad(bundle, f"its signature does not verify {MANIFEST_NAME}") from None
+        raise _bad(bundle, f"its signature does not verify {MANIFEST_FILE}") from None
     return Signer(public_key=openssh_public(key), fingerprint=fingerprint(key))
 
 
-def _fields(bundle: Path, raw: bytes) -> dict[str, Any]:
+def _fields(bundle: Path, raw: bytes) -> JsonObject:
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
         raise _bad(bundle, "it is not JSON") from None
     if not isinstance(data, dict):
         raise _bad(bundle, "it is not a JSON object")
-    version = data.get("schema_version")
-    if isinstance(version, int) and version > SIGNATURE_VERSION:
-        raise BundleError(
-            f"{bundle}: {SIGNATURE_NAME} schema_version {version} was written by a newer "
-            "beyond-tops; upgrade beyond-tops"
-        )
-    if data.get("algorithm") != ALGORITHM or data.get("signed_file") != MANIFEST_NAME:
-        raise _bad(bundle, f"it is not an {ALGORITHM} signature of {MANIFEST_NAME}")
+    data = check_versioned(data, f"{bundle}: {SIGNATURE_FILE}", SIGNATURE, BundleError).data
+    if data.get("algorithm") != ALGORITHM or data.get("signed_file") != MANIFEST_FILE:
+        raise _bad(bundle, f"it is not an {ALGORITHM} signature of {MANIFEST_FILE}")
     return data
 
 
 def _bad(bundle: Path, problem: str) -> BadSignatureError:
     return BadSignatureError(
-        f"{bundle}: {SIGNATURE_NAME}: {problem}: the manifest or its signature was altered after "
+        f"{bundle}: {SIGNATURE_FILE}: {problem}: the manifest or its signature was altered after "
         "signing; do not use this bundle, get it again from its signer"
     )

@@ -19,11 +19,10 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from harness.bundle.keys import load_trusted
-from harness.bundle.manifest import MANIFEST_NAME, SIGNATURE_NAME, Manifest, parse_manifest
-from harness.bundle.numbers import DETAIL_LOG, check_run, describe_all
+from harness.bundle.manifest import Manifest, parse_manifest
+from harness.bundle.numbers import check_run, describe_all
 from harness.bundle.signature import check_signature
 from harness.bundle.tarball import Unpacked, unpack
 from harness.errors import (
@@ -35,7 +34,8 @@ from harness.errors import (
     TamperedFileError,
     UntrustedKeyError,
 )
-from harness.files import RESULT_FILE
+from harness.records.layout import DETAIL_LOG, MANIFEST_FILE, RESULT_FILE, SIGNATURE_FILE
+from harness.strictjson import JsonObject
 
 AGAIN = "do not use this bundle; get it again from its signer"
 
@@ -48,7 +48,7 @@ class Verdict:
     keys were given (the signature is valid, the signer unchecked).
     """
 
-    manifest: Mapping[str, Any]
+    manifest: JsonObject
     roots: tuple[str, ...]
     signer_fingerprint: str
     signer_key: str
@@ -66,7 +66,7 @@ def verify_bundle(bundle: Path, trusted: Sequence[Path] = ()) -> Verdict:
     """Check a bundle, unpacked into a temporary directory (never the working directory)."""
     keys = load_trusted(trusted)
     with tempfile.TemporaryDirectory(prefix="harness-verify-") as tmp:
-        unpacked = unpack(bundle, Path(tmp), keep=(MANIFEST_NAME, SIGNATURE_NAME))
+        unpacked = unpack(bundle, Path(tmp), keep=(MANIFEST_FILE, SIGNATURE_FILE))
         return check_unpacked(bundle, unpacked, Path(tmp), keys)
 
 
@@ -87,7 +87,7 @@ def check_unpacked(
             "with --trust, else do not use the bundle"
         )
     manifest = parse_manifest(bundle, manifest_raw)
-    present = {k: v for k, v in unpacked.files.items() if k not in (MANIFEST_NAME, SIGNATURE_NAME)}
+    present = {k: v for k, v in unpacked.files.items() if k not in (MANIFEST_FILE, SIGNATURE_FILE)}
     _check_listing(bundle, manifest, present)
     changed = sorted(
         path
@@ -97,7 +97,7 @@ def check_unpacked(
     checked = _check_results(bundle, manifest, root, set(changed), signer.fingerprint)
     if changed:
         raise TamperedFileError(
-            f"{bundle}: {changed[0]} differs from its sha256 in {MANIFEST_NAME}{_more(changed)}; "
+            f"{bundle}: {changed[0]} differs from its sha256 in {MANIFEST_FILE}{_more(changed)}; "
             f"it was altered after signing: {AGAIN}"
         )
     return Verdict(
@@ -112,15 +112,15 @@ def check_unpacked(
 
 
 def _signed_files(bundle: Path, unpacked: Unpacked) -> tuple[bytes, bytes]:
-    manifest = unpacked.kept.get(MANIFEST_NAME)
-    signature = unpacked.kept.get(SIGNATURE_NAME)
+    manifest = unpacked.kept.get(MANIFEST_FILE)
+    signature = unpacked.kept.get(SIGNATURE_FILE)
     if manifest is None:
         raise BundleError(
-            f"{bundle}: no {MANIFEST_NAME} at its top; not a bundle: make one with `harness bundle`"
+            f"{bundle}: no {MANIFEST_FILE} at its top; not a bundle: make one with `harness bundle`"
         )
     if signature is None:
         raise BundleError(
-            f"{bundle}: no {SIGNATURE_NAME}; an unsigned bundle proves nothing: ask its maker "
+            f"{bundle}: no {SIGNATURE_FILE}; an unsigned bundle proves nothing: ask its maker "
             "to sign it (`harness bundle --key`)"
         )
     return manifest, signature
@@ -130,13 +130,13 @@ def _check_listing(bundle: Path, manifest: Manifest, present: Mapping[str, objec
     missing = sorted(set(manifest.files) - set(present))
     if missing:
         raise MissingFileError(
-            f"{bundle}: {missing[0]} is listed in {MANIFEST_NAME} but not in the bundle"
+            f"{bundle}: {missing[0]} is listed in {MANIFEST_FILE} but not in the bundle"
             f"{_more(missing)}; it was removed after signing: {AGAIN}"
         )
     added = sorted(set(present) - set(manifest.files))
     if added:
         raise AddedFileError(
-            f"{bundle}: {added[0]} is in the bundle but not in its {MANIFEST_NAME}"
+            f"{bundle}: {added[0]} is in the bundle but not in its {MANIFEST_FILE}"
             f"{_more(added)}; it was added after signing: {AGAIN}"
         )
 
@@ -170,7 +170,7 @@ def _unreadable(bundle: Path, problem: str, altered: bool, signer: str) -> Bundl
     """A bundled file that cannot be read: tampered with after signing, or signed broken."""
     if altered:
         return TamperedFileError(
-            f"{bundle}: {problem}; its sha256 is not the one in {MANIFEST_NAME}: it was "
+            f"{bundle}: {problem}; its sha256 is not the one in {MANIFEST_FILE}: it was "
             f"altered after signing: {AGAIN}"
         )
     return BundleError(

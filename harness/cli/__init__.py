@@ -31,7 +31,9 @@ from harness.cli.inspection import (
     _show,
 )
 from harness.cli.measure import _bench, _run, _sweep, add_compliance_verb
-from harness.cli.measure import _job as _job  # re-exported: tests build jobs through harness.cli
+from harness.cli.measure import (  # re-exported: tests build campaigns through harness.cli
+    _campaign as _campaign,
+)
 from harness.cli.published import add_import_verb
 from harness.cli.reproduce import add_reproduce_verb
 from harness.cli.site import add_site_verb
@@ -127,7 +129,7 @@ class _VersionAction(argparse.Action):
         values: object,
         option_string: str | None = None,
     ) -> None:
-        from harness.results.versions import format_lines  # imports every format's module
+        from harness.cli.versions import format_lines  # imports every format's module
 
         print("\n".join([f"beyond-tops {__version__}", *format_lines()]))
         parser.exit()

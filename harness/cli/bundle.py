@@ -102,7 +102,8 @@ def _verify(args: argparse.Namespace) -> int:
         signer = "NOT checked (--trust-any)"
     else:
         signer = "NOT trusted: no --trust key given"
-    made_by = verdict.manifest.get("made_by") or {}
+    recorded = verdict.manifest.get("made_by")
+    made_by = recorded if isinstance(recorded, dict) else {}
     print(f"{args.bundle}: signature valid; files and results intact")
     print(f"  signer   {verdict.signer_fingerprint} (ed25519), {signer}")
     print(f"  files    {verdict.files} match their sha256 in MANIFEST.json")

@@ -14,16 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from harness.config import PRECISIONS, PROFILES
-from harness.errors import ConfigError, HarnessError
 
 P = TypeVar("P", bound=argparse.ArgumentParser)
 
 if TYPE_CHECKING:
-    from harness.fleet.plan import FleetPlan
-    from harness.fleet.state import Query, TaskStatus
+    from harness.fleet.launch import Launched
+    from harness.fleet.state import TaskStatus
 
 FLEET_INCOMPLETE = 32  # collect/status --wait: a task did not complete (see harness --help)
-POLL_S = 5.0
+POLL_S = 5.0  # seconds between polls with --wait
 
 
 def add_fleet_verb(verbs: argparse._SubParsersAction[P]) -> None:
@@ -163,11 +162,14 @@ def _wait_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _slurm(args: argparse.Namespace) -> int:
-    from harness.cli.fleet_plan import plan_slurm
+    from harness.cli.fleet_plan import slurm_request
+    from harness.fleet.follow import follow
+    from harness.fleet.launch import launch_slurm
 
-    fleet = plan_slurm(args)
+    launched = launch_slurm(slurm_request(args), say=print)
+    fleet = _planned(launched, ("submitted", "submit"))
     if args.wait and not args.dry_run:
-        _follow(fleet, args.interval)
+        follow(fleet, args.interval, say=_flushed, note=_note)
         code = _write_collection(fleet)
         print(fleet)
         return code
@@ -176,10 +178,27 @@ def _slurm(args: argparse.Namespace) -> int:
 
 
 def _k8s(args: argparse.Namespace) -> int:
-    from harness.cli.fleet_plan import plan_k8s
+    from harness.cli.fleet_plan import k8s_request
+    from harness.fleet.launch import launch_k8s
 
-    print(plan_k8s(args))
+    print(_planned(launch_k8s(k8s_request(args), say=print), ("applied", "apply")))
     return 0
+
+
+def _planned(launched: Launched, words: tuple[str, str]) -> Path:
+    """The fleet's path; where nothing was handed on, its script (stdout) and how (stderr)."""
+    if launched.unsent is not None:
+        print(launched.unsent, end="")
+        print(f"# not {words[0]}; to {words[1]}: {launched.how}", file=sys.stderr)
+    return launched.fleet
+
+
+def _flushed(line: str) -> None:
+    print(line, flush=True)
+
+
+def _note(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def _task(args: argparse.Namespace) -> int:
@@ -189,50 +208,7 @@ def _task(args: argparse.Namespace) -> int:
     return run_task(args.fleet_dir, task_index(args.index))
 
 
-def _statuses(fleet: Path) -> tuple[FleetPlan, list[TaskStatus]]:
-    from harness.fleet.plan import read_plan
-    from harness.fleet.state import fleet_status
-
-    plan = read_plan(fleet)
-    return plan, fleet_status(fleet, plan, _query(plan))
-
-
-def _query(plan: FleetPlan) -> Query | None:
-    if plan.kind == "slurm":
-        from harness.fleet.slurm import views
-
-        return lambda ids: views(ids)
-    return _k8s_query(plan)
-
-
-def _k8s_query(plan: FleetPlan) -> Query | None:
-    """The Job's per-index states through the API where a cluster answers, else None."""
-    from harness.fleet.state import SchedulerView
-
-    name = plan.scheduler.get("job")
-    if not plan.scheduler.get("applied") or not name:
-        return None
-    try:
-        from harness.fleet.k8s.cluster import job_status
-
-        states = job_status(str(name), namespace=str(plan.scheduler.get("namespace", "default")))
-    except HarnessError as exc:
-        print(
-            f"note: Kubernetes not reachable ({exc}); states from the task records", file=sys.stderr
-        )
-        return None
-    names = {"Succeeded": "COMPLETED", "Failed": "FAILED"}
-    found = {
-        (str(name), index): SchedulerView(
-            state=names.get(state, state.upper()), node=None, detail=None, source="kubernetes"
-        )
-        for index, state in states.items()
-        if state in names
-    }
-    return lambda ids: found
-
-
-def _print_status(statuses: list[TaskStatus], fleet: Path) -> None:
+def _print_status(statuses: list[TaskStatus]) -> None:
     from harness.fleet.state import summary_line
 
     for s in statuses:
@@ -242,40 +218,29 @@ def _print_status(statuses: list[TaskStatus], fleet: Path) -> None:
     print(summary_line(statuses))
 
 
-def _follow(fleet: Path, interval_s: float) -> list[TaskStatus]:
-    """Poll until every task has ended, printing a line whenever the counts change."""
-    from harness.fleet.state import summary_line
-
-    last = ""
-    while True:
-        _, statuses = _statuses(fleet)
-        line = summary_line(statuses)
-        if line != last:
-            print(f"[{time.strftime('%H:%M:%S')}] {line}", flush=True)
-            last = line
-        if all(s.ended for s in statuses):
-            return statuses
-        time.sleep(max(interval_s, 0.2))
-
-
 def _status(args: argparse.Namespace) -> int:
+    from harness.fleet.follow import follow, statuses
+
     if args.wait:
-        _follow(args.fleet_dir, args.interval)
-    _, statuses = _statuses(args.fleet_dir)
-    _print_status(statuses, args.fleet_dir)
-    return 0 if all(s.good for s in statuses) else FLEET_INCOMPLETE
+        follow(args.fleet_dir, args.interval, say=_flushed, note=_note)
+    _, found = statuses(args.fleet_dir, _note)
+    _print_status(found)
+    return 0 if all(s.good for s in found) else FLEET_INCOMPLETE
 
 
 def _collect(args: argparse.Namespace) -> int:
+    from harness.fleet.follow import follow
+
     if args.wait:
-        _follow(args.fleet_dir, args.interval)
+        follow(args.fleet_dir, args.interval, say=_flushed, note=_note)
     return _write_collection(args.fleet_dir)
 
 
 def _write_collection(fleet: Path) -> int:
     from harness.fleet.collect import merge, render_markdown, write_merged
+    from harness.fleet.follow import statuses
 
-    merged = merge(fleet, *_statuses(fleet))
+    merged = merge(fleet, *statuses(fleet, _note))
     markdown, data = write_merged(merged)
     print(render_markdown(merged), end="")
     if merged.groups:
@@ -293,24 +258,11 @@ def _write_collection(fleet: Path) -> int:
 
 def _cancel(args: argparse.Namespace) -> int:
     from harness.fleet import slurm
+    from harness.fleet.follow import task_ids
     from harness.fleet.plan import read_plan
 
     plan = read_plan(args.fleet_dir)
-    if plan.kind != "slurm":
-        name = plan.scheduler.get("job")
-        raise ConfigError(
-            f"{args.fleet_dir}: a Kubernetes fleet; delete its Job: kubectl delete job {name} "
-            f"-n {plan.scheduler.get('namespace')}"
-        )
-    ids = []
-    wanted = set(args.task or [])
-    for submission in plan.scheduler.get("submissions", []):
-        for index in submission.get("indices", []):
-            if not wanted or index in wanted:
-                ids.append(f"{submission['job_id']}_{index}")
-    unknown = wanted - {int(i.rsplit("_", 1)[1]) for i in ids}
-    if unknown:
-        raise ConfigError(f"--task: {sorted(unknown)} not submitted in this fleet")
+    ids = task_ids(args.fleet_dir, plan, frozenset(args.task or []))
     slurm.cancel(ids)
     print(f"cancelled {len(ids)} task(s)")
     return 0

@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,17 +17,17 @@ from harness.cli.measure import _find_suite
 from harness.config import load_scenario
 from harness.errors import ConfigError, ResultError
 from harness.hardware import get_target
+from harness.records.layout import COMPARE_HTML, COMPARE_MD, REPORT_HTML, REPORT_MD
 from harness.report.summary import render_summary
 from harness.text import printable
 
 UNWRAPPED_WIDTH = 10_000  # `compare` into a pipe: one line per item
 
 if TYPE_CHECKING:
-    from harness.analysis.groups import Group
     from harness.fingerprint.survey import Survey
-    from harness.records.metrics import Metric
-    from harness.results.published import PublishedResult
-    from harness.results.records import RunResult
+    from harness.inspect.opener import Member, Opened
+    from harness.records.group import Group
+    from harness.records.published import PublishedResult
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -86,7 +85,7 @@ def _image_source_digest(args: argparse.Namespace) -> int:
 
 
 def _fingerprint(args: argparse.Namespace) -> int:
-    from harness.fingerprint import format_fingerprint
+    from harness.report.machine import format_fingerprint
 
     machine = _survey(args.hw)
     if args.json:
@@ -102,8 +101,8 @@ def _doctor(args: argparse.Namespace) -> int:
     machine = _survey(args.hw)
     fp = machine.fingerprint
     print(f"fingerprint {fp.fingerprint_id} ({'complete' if fp.complete else 'incomplete'})")
-    for missing in fp.to_dict()["missing"]:
-        print(f"  not read: {missing['field']}: {missing['reason']}")
+    for missing in fp.missing:
+        print(f"  not read: {missing.field}: {missing.reason}")
     for warning in machine.warnings:
         print(f"  warning: {warning}")
     if not machine.warnings:
@@ -132,8 +131,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _write_report(out: Path, sides: list[Group | PublishedResult]) -> int:
-    from harness.analysis.groups import Group
     from harness.files import atomic_write_text
+    from harness.records.group import Group
     from harness.report.html import render_html
     from harness.report.markdown import render_markdown
 
@@ -141,9 +140,9 @@ def _write_report(out: Path, sides: list[Group | PublishedResult]) -> int:
     published = [s for s in sides if not isinstance(s, Group)]
     images = _make_out_dir(out / "images")
     markdown = render_markdown(groups, images_dir=images, published=published)
-    atomic_write_text(out / "report.md", markdown)
-    atomic_write_text(out / "report.html", render_html(groups, published, out_dir=out))
-    _say(f"{out / 'report.md'}\n{out / 'report.html'}")
+    atomic_write_text(out / REPORT_MD, markdown)
+    atomic_write_text(out / REPORT_HTML, render_html(groups, published, out_dir=out))
+    _say(f"{out / REPORT_MD}\n{out / REPORT_HTML}")
     return 0
 
 
@@ -164,9 +163,9 @@ def _compare(args: argparse.Namespace) -> int:
     _say(render_compare_text(comparison, width=_terminal_width()))
     if args.out is not None:
         out = _make_out_dir(args.out)
-        atomic_write_text(out / "compare.md", render_compare_markdown(comparison))
-        atomic_write_text(out / "compare.html", render_compare_html(comparison))
-        _say(f"{args.out / 'compare.md'}\n{args.out / 'compare.html'}")
+        atomic_write_text(out / COMPARE_MD, render_compare_markdown(comparison))
+        atomic_write_text(out / COMPARE_HTML, render_compare_html(comparison))
+        _say(f"{args.out / COMPARE_MD}\n{args.out / COMPARE_HTML}")
     return 0
 
 
@@ -180,88 +179,60 @@ def _terminal_width() -> int:
     return UNWRAPPED_WIDTH
 
 
-def _load_side(path: Path) -> Group | PublishedResult:
-    """A run, trials or sweep directory, or a published MLPerf record (`harness import`)."""
-    from harness.analysis.groups import load_group
-    from harness.results.published import is_published, load_published
-
-    return load_published(path) if is_published(path) else load_group(path)
-
-
 def _load_sides(
     path: Path, trust: Sequence[Path], stack: contextlib.ExitStack
 ) -> list[Group | PublishedResult]:
-    """`_load_side` of each directory `path` stands for (see _expand), labelled by its note."""
-    from harness.analysis.groups import Group
+    """Each result `path` stands for (harness.inspect.opener), read; groups labelled by note."""
+    from harness.inspect.opener import load_side
+    from harness.records.group import Group
 
+    opened = _open(path, trust, stack)
     sides: list[Group | PublishedResult] = []
-    for directory, note in _expand(path, trust, stack):
-        side = _load_side(directory)
+    for member in opened.members:
+        side = load_side(member)
+        note = _note(opened, member)
         if isinstance(side, Group) and note is not None:
             side = dataclasses.replace(side, label=f"{side.label} [{note}]")
         sides.append(side)
     return sides
 
 
-def _expand(
-    path: Path, trust: Sequence[Path], stack: contextlib.ExitStack
-) -> list[tuple[Path, str | None]]:
-    """The result directories a path the harness printed stands for, each with a note.
+def _open(path: Path, trust: Sequence[Path], stack: contextlib.ExitStack) -> Opened:
+    """What a path the harness printed stands for, with what opening it said on stderr.
 
-    A bundle: its runs and groups, opened and verified (the note says so); a fleet directory:
-    the run or trials group of each entry of each task's latest attempt; anything else (a run,
-    a trials group, a sweep, a published record): itself.
+    A bundle: its runs and groups, verified (the signer said); a fleet directory: the results
+    of each task's latest attempt (each task that left none said), refused when none has;
+    anything else (a run, a trials group, a sweep, a published record): itself.
     """
-    opened = _bundle_dirs(path, trust, stack)
-    if opened is not None:
-        return [(directory, opened[1]) for directory in opened[0]]
-    fleet = _fleet_dirs(path)
-    if fleet is not None:
-        return [(directory, note) for directory, note in fleet]
-    return [(path, None)]
+    from harness.inspect.opener import open_path
 
-
-def _fleet_dirs(path: Path) -> list[tuple[Path, str]] | None:
-    """Each entry's run directory in a fleet's latest attempts; None if not a fleet directory."""
-    from harness.fleet.plan import FLEET_FILE, read_plan, task_dir
-    from harness.fleet.state import latest_attempt
-
-    if not (path / FLEET_FILE).is_file():
-        return None
-    found: list[tuple[Path, str]] = []
-    for task in read_plan(path).tasks:
-        latest = latest_attempt(task_dir(path, task.index))
-        if latest is None:
-            _say(f"fleet {path.name}: task {task.index:03d}: no attempt yet", err=True)
-            continue
-        attempt, record = latest
-        entries = record.get("entries")
-        for entry in entries if isinstance(entries, list) else []:
-            run = entry.get("run") if isinstance(entry, dict) else None
-            if run:
-                found.append((attempt / str(run), f"fleet task {task.index:03d}, {attempt.name}"))
-    if not found:
+    opened = open_path(path, trust, stack)
+    bundle = opened.bundle
+    if bundle is not None:
+        hint = "" if bundle.trusted else " (pass --trust KEY.pub to check it)"
+        _say(f"{_bundle_note(opened)}: {bundle.signer_fingerprint}{hint}", err=True)
+    for note in opened.notes:
+        _say(f"fleet {path.name}: {note}", err=True)
+    if opened.kind == "fleet" and not opened.members:
         raise ResultError(
             f"{path}: no task of this fleet has left a run yet; "
             "run its tasks (`harness fleet task`), then check `harness fleet status`"
         )
-    return found
+    return opened
 
 
-def _bundle_dirs(
-    path: Path, trust: Sequence[Path], stack: contextlib.ExitStack
-) -> tuple[tuple[Path, ...], str] | None:
-    """A bundle's run and group directories, opened and verified, and what was verified."""
-    from harness.bundle.open import is_bundle, open_bundle
+def _note(opened: Opened, member: Member) -> str | None:
+    """Where a member came from, for its label: a bundle's verification, a fleet's task."""
+    if opened.bundle is not None:
+        return _bundle_note(opened)
+    if member.task is not None:
+        return f"fleet task {member.task}, {member.attempt}"
+    return None
 
-    if not is_bundle(path):
-        return None
-    dest = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bundle-"))) / "open"
-    opened = open_bundle(path, dest, trust)
-    note = f"bundle {path.name}: verified, signer {'trusted' if opened.trusted else 'NOT checked'}"
-    hint = "" if opened.trusted else " (pass --trust KEY.pub to check it)"
-    _say(f"{note}: {opened.signer_fingerprint}{hint}", err=True)
-    return opened.run_dirs, note
+
+def _bundle_note(opened: Opened) -> str:
+    trusted = opened.bundle is not None and opened.bundle.trusted
+    return f"bundle {opened.path.name}: verified, signer {'trusted' if trusted else 'NOT checked'}"
 
 
 def _check_out_dir(out: Path) -> None:
@@ -286,109 +257,32 @@ def _make_out_dir(out: Path) -> Path:
 def _show(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         for path in args.run_dirs:
-            for directory, note in _expand(path, args.trust, stack):
-                name = None if note is None else f"{directory.name} [{note}]"
-                _show_one(directory, name)
+            opened = _open(path, args.trust, stack)
+            for member in opened.members:
+                note = _note(opened, member)
+                _show_one(member, None if note is None else f"{member.path.name} [{note}]")
     return 0
 
 
-def _show_one(run_dir: Path, name: str | None = None) -> None:
-    from harness.analysis.groups import load_group
-    from harness.results.groupfile import SWEEP_FILE, TRIALS_FILE
-    from harness.results.published import describe, is_published, load_published
+def _show_one(member: Member, name: str | None = None) -> None:
+    """A member as text (harness.report.text): a record's rows, a group's table, a run's summary."""
+    from harness.published.record import load_published
+    from harness.records.layout import SWEEP_FILE
+    from harness.report.text import render_group, render_published
+    from harness.results.groupfile import read_sweep
+    from harness.results.groups import load_group
     from harness.results.runfile import load_result
 
-    if is_published(run_dir):  # an imported MLPerf result: its own rows, labelled
-        record = load_published(run_dir)
-        rows = [(field, value) for field, value in describe(record)] + [("record", str(run_dir))]
-        lines = [f"  {field:<16}{printable(value, newlines=False)}" for field, value in rows]
-        _say("\n".join([printable(record.label, newlines=False), *lines]))
-        return
-    directory = run_dir.parent if run_dir.is_file() else run_dir
-    if (directory / TRIALS_FILE).is_file() or (directory / SWEEP_FILE).is_file():
-        _say(_render_group(load_group(directory), name or str(directory)))
-        return
-    _say(render_summary(load_result(run_dir), name or str(run_dir)))
+    path = member.path
+    if member.kind == "published":  # an imported MLPerf result: its own rows, labelled
+        _say(render_published(load_published(path), path))
+    elif member.kind == "run":
+        _say(render_summary(load_result(path), name or str(path)))
+    else:
+        sweep = read_sweep(path / SWEEP_FILE) if member.kind == "sweep" else None
+        _say(render_group(load_group(path), name or str(path), sweep))
 
 
 def _say(text: str, *, err: bool = False) -> None:
     """Print what a record, a log or a foreign tree holds: its control characters shown."""
     print(printable(text), file=sys.stderr if err else sys.stdout)
-
-
-def _render_group(group: Group, name: str) -> str:
-    """A trials group or a sweep: its statistics table, then one line per run.
-
-    Both name the group's headline metric as the catalogue gives it for these runs.
-    """
-    from harness.results.metrics import headline
-
-    first = group.results[0] if group.results else None
-    what = f"{first.scenario_name}: {first.scenario}" if first else "no run measured"
-    lines = [f"{name}: {group.kind} group, {what}"]
-    lines += _sweep_table(group) if group.sweep is not None else _trials_table(group)
-    lines.append("  runs:")
-    every = [r for runs in group.all_runs for r in runs.results]
-    if every:
-        metric = headline(every[0].scenario, every)
-        for runs in group.all_runs:
-            lines += [f"    {_run_line(a, d, r, metric)}" for a, d, r in group.labelled(runs)]
-    return "\n".join(lines)
-
-
-def _trials_table(group: Group) -> list[str]:
-    """The trials' spread of the group's headline metric, from its runs' results."""
-    from harness.analysis.trials import trial_stats
-    from harness.results.metrics import headline, metric_values
-
-    results = group.results
-    if group.runs.stats is None or not results:
-        return ["  no trial statistics"]
-    metric = headline(results[0].scenario, results)
-    values = metric_values(results, metric)
-    if not values:
-        return [f"  no trial has a value of {metric.title}"]
-    requested = group.runs.requested
-    stats = trial_stats(
-        values, requested=requested, higher_is_better=metric.higher_is_better, shown=metric
-    )
-    better = "higher" if stats.higher_is_better else "lower"
-    cells = [metric.format(v) for v in (stats.median, stats.best, stats.mean, stats.stdev)]
-    cells.append(f"{stats.cov * 100:.1f} %")
-    header = ["median", "best", "mean", "stdev", "CoV"]
-    widths = [max(len(h), len(c)) for h, c in zip(header, cells, strict=True)]
-    return [
-        f"  {len(stats.values)} trials of {metric.title}, {better} is better "
-        f"({requested} requested)",
-        "    " + "  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)),
-        "    " + "  ".join(c.rjust(w) for c, w in zip(cells, widths, strict=True)),
-        *(f"  warning: {w}" for w in stats.warnings),
-    ]
-
-
-def _sweep_table(group: Group) -> list[str]:
-    sweep = group.sweep
-    if sweep is None:
-        return []
-    lines = [
-        f"  saturation at batch {sweep.saturation_batch}, best at batch {sweep.best_batch}, "
-        f"stopped: {sweep.stopped}",
-        f"    {'batch':>5}  {'trials':>6}  {'median samples/s':>16}  {'CoV':>7}  warnings",
-    ]
-    for point in sweep.points:
-        stats = point.stats
-        lines.append(
-            f"    {point.batch_size:>5}  {len(stats.values):>6}  {stats.median:>16,.1f}  "
-            f"{stats.cov * 100:>5.1f} %  {len(stats.warnings)}"
-        )
-    if sweep.limit is not None:
-        lines.append(f"  stopped at batch {sweep.limit.batch_size}: {sweep.limit.error}")
-    return lines
-
-
-def _run_line(label: str, run_dir: Path, result: RunResult, metric: Metric) -> str:
-    from harness.results.metrics import value_of
-
-    verdict = "VALID" if result.outcome.valid else "INVALID"
-    value = metric.format(value_of(result, metric))
-    return f"{label:<14} {verdict:<7}  {metric.label} {value} {metric.unit}  {run_dir}"

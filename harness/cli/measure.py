@@ -1,4 +1,4 @@
-"""The measuring verbs, run, bench, sweep and compliance, and the jobs they build."""
+"""The measuring verbs, run, bench, sweep and compliance, and the requests they build."""
 
 from __future__ import annotations
 
@@ -27,9 +27,10 @@ from harness.records.job import COMPLIANCE_TESTS
 P = TypeVar("P", bound=argparse.ArgumentParser)  # the CLI's parser class, and its subparsers
 
 if TYPE_CHECKING:
-    from harness.execution.campaign import Job
-    from harness.execution.pipeline import Launcher, RunSpec
+    from harness.execution.campaign import Campaign
+    from harness.execution.pipeline import Launcher
     from harness.records.job import ComplianceTest
+    from harness.records.request import RunRequest
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -37,10 +38,10 @@ def _run(args: argparse.Namespace) -> int:
 
     _check_trials(args)
     precisions = _precisions(args)
-    jobs = [_job(args.scenario, args, args.profile, args.model, p) for p in precisions]
-    trials = trials_count(jobs[0], args.trials)
+    campaigns = [_campaign(args.scenario, args, args.profile, args.model, p) for p in precisions]
+    trials = trials_count(campaigns[0], args.trials)
     _prepare(args)
-    paths = [run_trials(job, trials, stream=sys.stdout) for job in jobs]
+    paths = [run_trials(campaign, trials, stream=sys.stdout) for campaign in campaigns]
     for path in paths:
         print(path)
     return max(_group_status(path) for path in paths)
@@ -52,21 +53,22 @@ def _bench(args: argparse.Namespace) -> int:
     _check_trials(args)
     suite, base = _find_suite(args.suite)
     profile = args.profile or suite.profile
-    jobs = [  # every file parses before anything runs
-        _job(base / name, args, profile, precision=precision)
+    campaigns = [  # every file parses before anything runs
+        _campaign(base / name, args, profile, precision=precision)
         for name in suite.scenarios
         for precision in _precisions(args)
     ]
     _prepare(args)
     done: list[Path] = []
     status = 0
-    for job in jobs:
+    for campaign in campaigns:
         try:
             # Every run in a fresh process: LoadGen flags a second user.conf read in one
             # process ("Multiple conf files are used") as invalid for submission.
-            done.append(run_trials(job, trials_count(job, args.trials), stream=sys.stdout))
+            trials = trials_count(campaign, args.trials)
+            done.append(run_trials(campaign, trials, stream=sys.stdout))
         except HarnessError as exc:
-            print(f"error: {job.scenario.name}: {exc}", file=sys.stderr)
+            print(f"error: {campaign.request.scenario.name}: {exc}", file=sys.stderr)
             status = status or exc.exit_code
     for path in done:
         print(path)
@@ -79,25 +81,26 @@ def _sweep(args: argparse.Namespace) -> int:
 
     _check_trials(args)
     batches = _batches(args.batches) if args.batches else None
-    job = _job(args.scenario, args, args.profile, model=args.model)
+    campaign = _campaign(args.scenario, args, args.profile, model=args.model)
     _prepare(args)
     # run_batch_sweep prints a line per run and per batch, then the sweep's table and verdict
-    sweep = run_batch_sweep(job, trials_count(job, args.trials), batches=batches, stream=sys.stdout)
+    trials = trials_count(campaign, args.trials)
+    sweep = run_batch_sweep(campaign, trials, batches=batches, stream=sys.stdout)
     print(sweep)
     return 0
 
 
 def _compliance(args: argparse.Namespace) -> int:
     from harness.compliance.verify import render_verdict
-    from harness.execution.pipeline import launch_worker, run_compliance, spec_of_run
+    from harness.execution.pipeline import launch_worker, request_of_run, run_compliance
     from harness.records.job import as_compliance_test
 
-    spec = spec_of_run(args.run_dir)
-    args.hw, args.out = spec.hw, args.run_dir  # a container sees the run's target and directory
+    request = request_of_run(args.run_dir)
+    args.hw, args.out = request.hw, args.run_dir  # a container sees the run's target and directory
     launch = _launcher(args) or launch_worker
     _prepare(args)
     test = as_compliance_test(args.test)
-    verdict = run_compliance(spec, args.run_dir, test, launch=launch, progress=sys.stderr)
+    verdict = run_compliance(request, args.run_dir, test, launch=launch, progress=sys.stderr)
     print(render_verdict(verdict))
     return SUCCESS.code if verdict.passed else INVALID.code
 
@@ -148,15 +151,16 @@ def _batches(text: str) -> list[int]:
     return batches
 
 
-def _job(
+def _campaign(
     path: Path,
     args: argparse.Namespace,
     profile: str,
     model: Path | None = None,
     precision: str | None = None,
-) -> Job:
-    from harness.execution.campaign import Job  # imports the analysis stack; only when running
-    from harness.execution.pipeline import RunSpec
+) -> Campaign:
+    """The request the command line makes of one scenario file, and where its runs go."""
+    from harness.execution.campaign import Campaign  # imports the analysis stack: when running
+    from harness.records.request import RunRequest
 
     hardware_target(args.hw)  # an unknown --hw is one line here, not a failed worker
     if is_suite_file(path):
@@ -176,7 +180,7 @@ def _job(
         scenario = dataclasses.replace(scenario, runtime=runtime)
     elif scenario.runtime.providers:  # here, not first in a worker that then fails
         _check_chain(args.hw, scenario.runtime.providers, str(path))
-    spec = RunSpec(
+    request = RunRequest(
         scenario=scenario,
         scenario_path=path,
         profile=as_profile(profile),
@@ -184,8 +188,11 @@ def _job(
         model_override=model,
         strict=args.strict,
     )
-    return Job(
-        spec=spec, out_root=args.out, launch=_launcher(args), compliance=_compliance_tests(spec)
+    return Campaign(
+        request=request,
+        out_root=args.out,
+        launch=_launcher(args),
+        compliance=_compliance_tests(request),
     )
 
 
@@ -199,13 +206,13 @@ def _check_chain(hw: str, names: tuple[str, ...], where: str) -> None:
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def _compliance_tests(spec: RunSpec) -> tuple[ComplianceTest, ...]:
+def _compliance_tests(request: RunRequest) -> tuple[ComplianceTest, ...]:
     """The submission profile runs the compliance tests MLPerf requires of the model."""
     from harness.compliance.rules import required_tests
 
-    if spec.profile != "submission":
+    if request.profile != "submission":
         return ()
-    return required_tests(spec.scenario.model.loadgen_name or spec.model_name)
+    return required_tests(request.loadgen_key)
 
 
 def _launcher(args: argparse.Namespace) -> Launcher | None:
@@ -251,7 +258,7 @@ def _with_batch(scenario: Scenario, batch_size: int, path: Path) -> Scenario:
 def _group_status(path: Path) -> int:
     """0 when every run under `path` is LoadGen-VALID and passed its compliance tests, else 1."""
     from harness.compliance.verify import compliance_passed
-    from harness.files import RESULT_FILE
+    from harness.records.layout import RESULT_FILE
     from harness.results.runfile import load_result
 
     results = [path] if (path / RESULT_FILE).is_file() else []

@@ -69,7 +69,8 @@ def add_reproduce_verb(verbs: argparse._SubParsersAction[P]) -> None:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from harness.reproduce.record import REPRODUCTION_FILE, render_reproduction
+    from harness.records.layout import REPRODUCTION_FILE
+    from harness.reproduce.record import render_reproduction
     from harness.reproduce.rerun import Request, reproduce
     from harness.reproduce.tolerance import parse_tolerance
 

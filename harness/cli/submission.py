@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from harness.errors import ConfigError, HarnessError
+from harness.records.layout import CHECKER_OUTPUT
 
 P = TypeVar("P", bound=argparse.ArgumentParser)  # whichever parser class the CLI uses
 
@@ -122,7 +123,7 @@ def _submission(args: argparse.Namespace) -> int:
         flags = ["--skip-dataset-size-check"] if args.skip_dataset_size_check else []
         outcome = run_checker(checker, exported.root, extra_args=flags)
         print(outcome.output, end="")
-        atomic_write_text(exported.root / "check-submission.txt", outcome.output)
+        atomic_write_text(exported.root / CHECKER_OUTPUT, outcome.output)
         if not outcome.passed:
             print(exported.root)
             raise HarnessError(

@@ -21,8 +21,8 @@ from harness.analysis.accuracy import (
     agreement,
     decode_outputs,
     label_accuracy,
-    read_accuracy_block,
     read_accuracy_log,
+    scored_label_offset,
 )
 from harness.analysis.labels import labels_by_index, load_labels
 from harness.compliance.check import Check, make_check
@@ -30,9 +30,14 @@ from harness.compliance.outcome import ComplianceRun
 from harness.compliance.rules import ACCURACY_DELTA
 from harness.config import DataConfig
 from harness.errors import ResultError
-from harness.files import ACCURACY_DIR, atomic_write_text
+from harness.files import atomic_write_text
+from harness.records.layout import (
+    ACCURACY_DIR,
+    ACCURACY_LOG,
+    BASELINE_ACCURACY,
+    COMPLIANCE_ACCURACY,
+)
 
-ACCURACY_LOG = "mlperf_log_accuracy.json"
 TITLE = "TEST01 accuracy: responses logged in performance mode against the accuracy run's"
 Entries = Sequence[tuple[int, bytes]]
 
@@ -148,10 +153,9 @@ def fallback_accuracy(
     the accuracy run's own responses (top-1, or cosine similarity for tensors).
     """
     ref, got = _decoded(reference, logged, np.dtype(outcome.response_dtype))
-    labelled = read_accuracy_block(run_dir / ACCURACY_DIR).get("against_labels")
-    if labelled and data.dir is not None:
+    offset = scored_label_offset(run_dir / ACCURACY_DIR)
+    if offset is not None and data.dir is not None:
         labels = labels_by_index(load_labels(Path(data.dir)))
-        offset = int(labelled.get("label_offset", 0))
         return Fallback(
             metric="top-1 accuracy against the labels",
             baseline=_top1(ref, labels, offset),
@@ -159,14 +163,12 @@ def fallback_accuracy(
             samples=len(got),
         )
     scores = agreement(got, ref, kind=outcome.output_kind)
-    if "top1_agreement" in scores:
-        metric, value = "top-1 agreement with the accuracy run's responses", "top1_agreement"
+    if scores.top1_agreement is not None:
+        metric, value = "top-1 agreement with the accuracy run's responses", scores.top1_agreement
     else:
-        metric, value = (
-            "mean cosine similarity with the accuracy run's responses",
-            "cosine_similarity",
-        )
-    return Fallback(metric=metric, baseline=1.0, compliance=float(scores[value]), samples=len(got))
+        metric = "mean cosine similarity with the accuracy run's responses"
+        value = scores.cosine_similarity or 0.0
+    return Fallback(metric=metric, baseline=1.0, compliance=value, samples=len(got))
 
 
 def _decoded(
@@ -189,7 +191,7 @@ def _pct(value: float) -> str:
 
 
 def _top1(outputs: Mapping[int, np.ndarray], labels: Mapping[int, int], offset: int) -> float:
-    return float(label_accuracy(outputs, labels, top_k=(1,), label_offset=offset)["top1"])
+    return float(label_accuracy(outputs, labels, top_k=(1,), label_offset=offset)["top1"] or 0.0)
 
 
 def write_fallback_files(directory: Path, fallback: Fallback) -> None:
@@ -198,8 +200,8 @@ def write_fallback_files(directory: Path, fallback: Fallback) -> None:
     Each starts with `accuracy=XX.XXX%`, the pattern the submission checker parses.
     """
     for name, value, side in (
-        ("baseline_accuracy.txt", fallback.baseline, "the accuracy run's"),
-        ("compliance_accuracy.txt", fallback.compliance, "TEST01's"),
+        (BASELINE_ACCURACY, fallback.baseline, "the accuracy run's"),
+        (COMPLIANCE_ACCURACY, fallback.compliance, "TEST01's"),
     ):
         text = (
             f"accuracy={value * 100:.3f}%, total={fallback.samples}\n"

@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ResultError
 from harness.files import atomic_write_text
-from harness.records.job import COMPLIANCE_TESTS, ComplianceTest
+from harness.records.job import COMPLIANCE_TESTS, ComplianceTest, as_compliance_test
+from harness.records.layout import OUTCOME_FILE
+from harness.strictjson import Format, read_versioned, want
 
-OUTCOME_FILE = "outcome.json"
 OUTCOME_SCHEMA_VERSION = 1
+OUTCOME = Format(
+    what="a beyond-tops compliance outcome",
+    newest=OUTCOME_SCHEMA_VERSION,
+    oldest=1,
+    older_fix="run the compliance test again with this beyond-tops",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,27 +44,17 @@ def write_outcome(run: ComplianceRun, directory: Path) -> Path:
 def read_outcome(directory: Path) -> ComplianceRun:
     """Read outcome.json; a missing or malformed file is a one-line ResultError."""
     path = directory / OUTCOME_FILE
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ResultError(f"{path}: missing; the compliance test did not finish") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultError(f"{path}: unreadable ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema_version") != OUTCOME_SCHEMA_VERSION:
-        raise ResultError(
-            f"{path}: not a version {OUTCOME_SCHEMA_VERSION} compliance outcome; "
-            "run the compliance test again with this beyond-tops"
-        )
-    if data.get("test") not in COMPLIANCE_TESTS:
-        raise ResultError(f"{path}: test {data.get('test')!r} is not one of {COMPLIANCE_TESTS}")
-    try:
-        return ComplianceRun(
-            test=data["test"],
-            cwd=str(data["cwd"]),
-            audit_config_sha256=str(data["audit_config_sha256"]),
-            response_dtype=str(data["response_dtype"]),
-            output_kind=str(data["output_kind"]),
-            completed_samples=int(data["completed_samples"]),
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ResultError(f"{path}: malformed ({type(exc).__name__}: {exc})") from None
+    missing = "missing; the compliance test did not finish"
+    data = read_versioned(path, OUTCOME, ResultError, missing=missing).data
+    where = str(path)
+    test = data.get("test")
+    if test not in COMPLIANCE_TESTS:
+        raise ResultError(f"{path}: test {test!r} is not one of {COMPLIANCE_TESTS}")
+    return ComplianceRun(
+        test=as_compliance_test(str(test)),
+        cwd=want(data, "cwd", str, where, ResultError),
+        audit_config_sha256=want(data, "audit_config_sha256", str, where, ResultError),
+        response_dtype=want(data, "response_dtype", str, where, ResultError),
+        output_kind=want(data, "output_kind", str, where, ResultError),
+        completed_samples=want(data, "completed_samples", int, where, ResultError),
+    )

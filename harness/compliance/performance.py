@@ -13,8 +13,8 @@ from typing import Any
 
 from harness.compliance.check import Check, make_check, percent_change
 from harness.compliance.rules import AUDIT_SETTINGS, SCORE_KEYS, ScoreKey, tolerance
-from harness.loadgen.logparse import DetailLog, parse_detail_log
 from harness.records.job import ComplianceTest
+from harness.records.loadgen_log import DetailLog, parse_detail_log
 
 TITLES = {
     "TEST01": "TEST01 performance: performance mode with accuracy-log sampling, "

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.compliance.accuracy import check_accuracy
 from harness.compliance.check import Check
@@ -20,13 +19,22 @@ from harness.config import DataConfig
 from harness.errors import ResultError
 from harness.files import atomic_write_text
 from harness.records.job import COMPLIANCE_TESTS, ComplianceTest
+from harness.records.layout import (
+    COMPLIANCE_DIR,
+    DETAIL_LOG,
+    VERDICT_FILE,
+    VERIFY_ACCURACY,
+    VERIFY_PERFORMANCE,
+)
+from harness.strictjson import Format, JsonObject, read_versioned
 
-COMPLIANCE_DIR = "compliance"  # RUN/compliance/TEST0x/: each test's own directory
-DETAIL_LOG = "mlperf_log_detail.txt"
-VERIFY_ACCURACY = "verify_accuracy.txt"
-VERIFY_PERFORMANCE = "verify_performance.txt"
-VERDICT_FILE = "verdict.json"
 VERDICT_SCHEMA_VERSION = 1
+VERDICT = Format(
+    what="a beyond-tops compliance verdict",
+    newest=VERDICT_SCHEMA_VERSION,
+    oldest=1,
+    older_fix="verify the compliance test again with this beyond-tops",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -65,7 +73,7 @@ def write_verdict(verdict: Verdict) -> None:
     atomic_write_text(directory / VERDICT_FILE, json.dumps(verdict_dict(verdict), indent=2) + "\n")
 
 
-def verdict_dict(verdict: Verdict) -> dict[str, Any]:
+def verdict_dict(verdict: Verdict) -> JsonObject:
     """verdict.json: the test, whether it passed, and each check's file and summary."""
     checks = {"performance": (verdict.performance, VERIFY_PERFORMANCE)}
     if verdict.accuracy is not None:
@@ -84,15 +92,8 @@ def verdict_dict(verdict: Verdict) -> dict[str, Any]:
 def read_passed(directory: Path) -> bool:
     """Whether the compliance test in `directory` passed, from its verdict.json."""
     path = directory / VERDICT_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ResultError(f"{path}: missing; the compliance test was not verified") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ResultError(f"{path}: unreadable ({exc})") from None
-    if not isinstance(data, dict) or data.get("schema_version") != VERDICT_SCHEMA_VERSION:
-        raise ResultError(f"{path}: not a version {VERDICT_SCHEMA_VERSION} compliance verdict")
-    return data.get("passed") is True
+    missing = "missing; the compliance test was not verified"
+    return read_versioned(path, VERDICT, ResultError, missing=missing).data.get("passed") is True
 
 
 def compliance_passed(run_dir: Path) -> bool:

@@ -11,27 +11,24 @@ from pathlib import Path
 from typing import IO
 
 from harness.analysis.spread import metric_spreads
-from harness.analysis.stats import (
-    SweepOutcome,
-    SweepPoint,
-    TrialStats,
-    failed_sweep,
-    run_sweep,
-    sweep_batches,
-    trial_stats,
-)
+from harness.analysis.sweep import failed_sweep, run_sweep, sweep_batches
+from harness.analysis.trials import trial_stats
+from harness.analysis.values import headline, metric_values
 from harness.compliance.verify import render_verdict
-from harness.config import DEFAULT_TRIALS, ProfileName, Scenario
+from harness.config import DEFAULT_TRIALS
 from harness.errors import HarnessError, RunError
 from harness.execution import pipeline
-from harness.execution.campaign_render import brief_trials, render_sweep, render_trials, run_line
-from harness.execution.pipeline import Launcher, RunSpec, WorkerError, run_compliance, run_new
+from harness.execution.pipeline import Launcher, WorkerError, run_compliance, run_new
 from harness.files import INCOMPLETE_FILE, create_run_dir, mark_complete, mark_incomplete
 from harness.records.job import ComplianceTest
+from harness.records.layout import SWEEP_FILE, TRIALS_FILE
+from harness.records.request import RunRequest
+from harness.records.result import RunResult
+from harness.records.sweep import SweepOutcome, SweepPoint
+from harness.records.trials import TrialStats
 from harness.report.summary import render_summary
+from harness.report.text import brief_trials, render_group, run_line
 from harness.results.groupfile import (
-    SWEEP_FILE,
-    TRIALS_FILE,
     SweepFile,
     SweepFilePoint,
     TrialsFile,
@@ -39,8 +36,7 @@ from harness.results.groupfile import (
     write_sweep,
     write_trials,
 )
-from harness.results.metrics import headline, metric_values
-from harness.results.records import RunResult
+from harness.results.groups import load_group
 from harness.results.runfile import load_result
 from harness.stopping import also_marked, stop_cause
 
@@ -58,36 +54,26 @@ _OOM_MARKERS = (
 
 
 @dataclass(frozen=True, kw_only=True)
-class Job:
-    """One scenario to run, and where its run directories go."""
+class Campaign:
+    """One request measured as trials (or a sweep's points), and where their directories go."""
 
-    spec: RunSpec
+    request: RunRequest
     out_root: Path
     launch: Launcher | None = None  # None: a worker process per test (pipeline.launch_worker)
     compliance: tuple[ComplianceTest, ...] = ()  # run after each run, in its directory
 
-    @property
-    def scenario(self) -> Scenario:
-        """The resolved scenario."""
-        return self.spec.scenario
 
-    @property
-    def profile(self) -> ProfileName:
-        """The profile: quick or submission."""
-        return self.spec.profile
-
-
-def trials_count(job: Job, requested: int | None) -> int:
+def trials_count(campaign: Campaign, requested: int | None) -> int:
     """Trials asked for on the command line, in the scenario, or by the profile's default."""
     if requested is not None:
         return requested
-    if job.scenario.trials is not None:
-        return job.scenario.trials
-    return DEFAULT_TRIALS[job.profile]
+    if campaign.request.scenario.trials is not None:
+        return campaign.request.scenario.trials
+    return DEFAULT_TRIALS[campaign.request.profile]
 
 
 def run_trials(
-    job: Job,
+    campaign: Campaign,
     trials: int,
     *,
     root: Path | None = None,
@@ -100,50 +86,58 @@ def run_trials(
     To `stream`: each run's summary and the trials' spread; `brief` (a sweep's point), one
     line per run and one for the trials.
     """
-    batch = batch_size or job.scenario.batch_size
+    request = campaign.request
+    batch = batch_size or request.scenario.batch_size
     out = _Out(stream, brief)
     if trials == 1 and root is None:
-        return _child(job, job.out_root, None, batch, out)
+        return _child(campaign, campaign.out_root, None, batch, out)
     group = root or create_run_dir(
-        job.out_root, model=_model_name(job), scenario=f"{job.scenario.scenario}-trials"
+        campaign.out_root, model=request.model_name, scenario=f"{request.scenario.scenario}-trials"
     )
     mark_incomplete(group, "trials started; no result yet")
     runs: list[str] = []
     try:
         for count in range(1, trials + 1):
-            run_dir = _child(job, group, f"trial-{count}", batch, out)
+            run_dir = _child(campaign, group, f"trial-{count}", batch, out)
             runs.append(run_dir.name)
     except (HarnessError, KeyboardInterrupt) as exc:
-        _trials_failed(job, group, runs, trials, batch, exc)
+        _trials_failed(request, group, runs, trials, batch, exc)
         if root is None and {p.name for p in group.iterdir()} <= {INCOMPLETE_FILE}:
             shutil.rmtree(group)  # nothing ran: leave no empty group behind
         if isinstance(exc, KeyboardInterrupt):  # a stop names each directory it marked
             raise also_marked(exc, group) from None
         raise
-    trials_file = _trials_file(job, group, runs, trials, batch)
+    trials_file = _trials_file(request, group, runs, trials, batch)
     write_trials(group / TRIALS_FILE, trials_file)
     mark_complete(group)
     if stream is not None:
-        text = brief_trials(batch, trials_file) if brief else render_trials(trials_file)
-        stream.write(text + "\n")
+        if brief:
+            stream.write(brief_trials(batch, trials_file) + "\n")
+        else:  # the group as `show` prints it
+            stream.write(render_group(load_group(group), str(group)) + "\n")
     return group
 
 
 def _trials_file(
-    job: Job, group: Path, runs: Sequence[str], trials: int, batch: int, failure: str | None = None
+    request: RunRequest,
+    group: Path,
+    runs: Sequence[str],
+    trials: int,
+    batch: int,
+    failure: str | None = None,
 ) -> TrialsFile:
     """trials.json of the runs (names in `group`) that finished; with `failure`, a partial one."""
     results = [load_result(group / name) for name in runs]
-    judged = headline(job.scenario.scenario, results)  # MLPerf's metric, as every output shows
+    judged = headline(request.scenario.scenario, results)  # MLPerf's metric, as every output shows
     values = _values(results, judged.key)
     stats = trial_stats(
         values, requested=trials, higher_is_better=judged.higher_is_better, shown=judged
     )
     return TrialsFile(
-        scenario_name=job.scenario.name,
-        scenario=job.scenario.scenario,
+        scenario_name=request.scenario.name,
+        scenario=request.scenario.scenario,
         batch_size=batch,
-        profile=job.profile,
+        profile=request.profile,
         requested=trials,
         runs=tuple(runs),
         metric=judged.key,
@@ -155,7 +149,7 @@ def _trials_file(
 
 
 def _trials_failed(
-    job: Job,
+    request: RunRequest,
     group: Path,
     runs: Sequence[str],
     trials: int,
@@ -167,7 +161,7 @@ def _trials_failed(
     failure = f"trial-{len(runs) + 1} {cause}"
     mark_incomplete(group, failure, code)
     if runs:  # stats need a finished trial; the runs that failed say why in their INCOMPLETE
-        partial = _trials_file(job, group, runs, trials, batch, failure)
+        partial = _trials_file(request, group, runs, trials, batch, failure)
         write_trials(group / TRIALS_FILE, partial)
 
 
@@ -181,16 +175,21 @@ def _failure(exc: HarnessError | KeyboardInterrupt) -> tuple[str, int]:
 
 
 def run_batch_sweep(
-    job: Job, trials: int, *, batches: Sequence[int] | None = None, stream: IO[str] | None = None
+    campaign: Campaign,
+    trials: int,
+    *,
+    batches: Sequence[int] | None = None,
+    stream: IO[str] | None = None,
 ) -> Path:
     """Offline throughput at growing batch sizes until it saturates or memory runs out.
 
-    To `stream`: a line per run and per batch size, then the sweep's table (render_sweep).
+    To `stream`: a line per run and per batch size, then the sweep as `show` prints it.
     """
-    if job.scenario.scenario != "Offline":
-        raise RunError(f"{job.spec.scenario_path}: sweeps need an Offline scenario (batching)")
+    request = campaign.request
+    if request.scenario.scenario != "Offline":
+        raise RunError(f"{request.scenario_path}: sweeps need an Offline scenario (batching)")
     requested = list(batches or sweep_batches())
-    sweep = create_run_dir(job.out_root, model=_model_name(job), scenario="Offline-sweep")
+    sweep = create_run_dir(campaign.out_root, model=request.model_name, scenario="Offline-sweep")
     mark_incomplete(sweep, "sweep started; no result yet")
     dirs: dict[int, str] = {}
     done: list[SweepPoint] = []
@@ -200,7 +199,7 @@ def run_batch_sweep(
         started.append(batch)
         point = sweep / f"bs-{batch}"
         point.mkdir()
-        run_trials(job, trials, root=point, batch_size=batch, stream=stream, brief=True)
+        run_trials(campaign, trials, root=point, batch_size=batch, stream=stream, brief=True)
         dirs[batch] = point.name
         stats = read_trials(point / TRIALS_FILE).stats
         done.append(SweepPoint(batch_size=batch, stats=stats))
@@ -213,17 +212,17 @@ def run_batch_sweep(
         failed_at = started[-1] if started else 0
         mark_incomplete(sweep, f"bs-{failed_at} {cause}", code)
         partial = failed_sweep(done, failed_at, cause, requested)
-        _finish_sweep(job, sweep, partial, dirs, stream, failure=cause)
+        _finish_sweep(request, sweep, partial, dirs, stream, failure=cause)
         if isinstance(exc, KeyboardInterrupt):  # a stop names each directory it marked
             raise also_marked(exc, sweep) from None
         raise
-    _finish_sweep(job, sweep, outcome, dirs, stream)
+    _finish_sweep(request, sweep, outcome, dirs, stream)
     mark_complete(sweep)
     return sweep
 
 
 def _finish_sweep(
-    job: Job,
+    request: RunRequest,
     sweep: Path,
     outcome: SweepOutcome,
     dirs: dict[int, str],
@@ -236,8 +235,8 @@ def _finish_sweep(
         for p in outcome.points
     )
     sweep_file = SweepFile(
-        scenario_name=job.scenario.name,
-        profile=job.profile,
+        scenario_name=request.scenario.name,
+        profile=request.profile,
         points=points,
         saturation_batch=outcome.saturation_batch,
         best_batch=outcome.best_batch,
@@ -252,20 +251,7 @@ def _finish_sweep(
     )
     write_sweep(sweep / SWEEP_FILE, sweep_file)
     if stream is not None:
-        stream.write(render_sweep(sweep_file, sweep_warnings(sweep, sweep_file)) + "\n")
-
-
-def sweep_warnings(sweep: Path, sweep_file: SweepFile) -> list[tuple[str, str]]:
-    """(where, warning) for each point's spread flags and each of its runs' warnings."""
-    out: list[tuple[str, str]] = []
-    for point in sweep_file.points:
-        trials = read_trials(sweep / point.dir / TRIALS_FILE)
-        out += [(f"batch {point.batch_size}", s.flag) for s in trials.spreads if s.flag]
-        for run in trials.runs:
-            out += [
-                (f"{point.dir}/{run}", w) for w in load_result(sweep / point.dir / run).warnings
-            ]
-    return out
+        stream.write(render_group(load_group(sweep), str(sweep), sweep_file) + "\n")
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -282,30 +268,30 @@ class _Out:
     brief: bool = False
 
 
-def _child(job: Job, out: Path, name: str | None, batch: int, report: _Out) -> Path:
+def _child(campaign: Campaign, out: Path, name: str | None, batch: int, report: _Out) -> Path:
     """One run directory under `out`, measured by worker processes; its summary reported."""
-    spec = job.spec
-    if batch != spec.scenario.batch_size:
-        spec = _with_batch(spec, batch)
-    launch = job.launch or pipeline.launch_worker
-    run_dir = run_new(spec, out, name, launch=launch, progress=sys.stderr)
+    request = campaign.request
+    if batch != request.scenario.batch_size:
+        request = _with_batch(request, batch)
+    launch = campaign.launch or pipeline.launch_worker
+    run_dir = run_new(request, out, name, launch=launch, progress=sys.stderr)
     if report.stream is not None:
         result = load_result(run_dir)
         text = run_line(result, run_dir) if report.brief else render_summary(result, str(run_dir))
         report.stream.write(text + ("\n" if report.brief else "\n\n"))
-    for test in job.compliance:
-        verdict = run_compliance(spec, run_dir, test, launch=launch, progress=sys.stderr)
+    for test in campaign.compliance:
+        verdict = run_compliance(request, run_dir, test, launch=launch, progress=sys.stderr)
         if report.stream is not None:
             report.stream.write(render_verdict(verdict) + "\n\n")
     return run_dir
 
 
-def _with_batch(spec: RunSpec, batch: int) -> RunSpec:
+def _with_batch(request: RunRequest, batch: int) -> RunRequest:
     try:
-        scenario = dataclasses.replace(spec.scenario, batch_size=batch)
+        scenario = dataclasses.replace(request.scenario, batch_size=batch)
     except ValueError as exc:
-        raise RunError(f"{spec.scenario_path}: batch size {batch}: {exc}") from None
-    return dataclasses.replace(spec, scenario=scenario)
+        raise RunError(f"{request.scenario_path}: batch size {batch}: {exc}") from None
+    return dataclasses.replace(request, scenario=scenario)
 
 
 def _values(results: Sequence[RunResult], metric: str) -> list[float]:
@@ -314,7 +300,3 @@ def _values(results: Sequence[RunResult], metric: str) -> list[float]:
         names = ", ".join(r.run_id for r in results)
         raise HarnessError(f"no run has a value of {metric} ({names})")
     return values
-
-
-def _model_name(job: Job) -> str:
-    return job.spec.model_name

@@ -14,13 +14,14 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, Any
+from typing import IO, Any, Literal, TypedDict
 
 from harness.errors import STOP_SIGNALS, ConfigError, HarnessError, stop_signal
 from harness.execution.containers_devices import (
+    DeviceKwargs,
     device_kwargs,
     docker_cli_flags,
     nvidia_devices,
@@ -45,6 +46,29 @@ from harness.telemetry.external import ALLOW_METER_ENV
 CONTAINER_CACHE = PurePosixPath("/cache")
 STOP_TIMEOUT_S = 120  # for the worker to mark its run INCOMPLETE after Ctrl-C
 PIDS_LIMIT = 4096  # onnxruntime's and LoadGen's threads, with room; a fork bomb stops here
+
+
+class Mount(TypedDict):
+    """A host path as a container sees it: where, and whether it may write there."""
+
+    bind: str
+    mode: Literal["ro", "rw"]
+
+
+class ContainerKwargs(DeviceKwargs):
+    """Everything `containers.run` gets besides the image, and the devices of its target."""
+
+    command: list[str]
+    detach: bool
+    init: bool
+    network_mode: str
+    cap_drop: list[str]
+    security_opt: list[str]
+    pids_limit: int
+    user: str
+    working_dir: str
+    environment: dict[str, str]
+    volumes: dict[str, Mount]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,7 +100,7 @@ class DockerLauncher:
         self._client = client
         self._out, self._err = out, err
         self._image: ImageRef | None = None
-        self._devices: dict[str, Any] = {}
+        self._devices: DeviceKwargs = {}
 
     def prepare(self) -> ImageRef:
         """Connect, find or build the image and settle the device request; once."""
@@ -122,7 +146,7 @@ class DockerLauncher:
                 stops.hold()  # a second signal must not leave the container behind
                 _remove(container, self._stderr())
 
-    def _start(self, image: ImageRef, kwargs: Mapping[str, Any]) -> Any:
+    def _start(self, image: ImageRef, kwargs: ContainerKwargs) -> Any:
         for host, mount in kwargs["volumes"].items():
             if mount["mode"] == "rw":  # the results root and the cache
                 Path(host).mkdir(parents=True, exist_ok=True)
@@ -188,8 +212,8 @@ def _remove(container: Any, err: IO[str]) -> None:
 
 
 def container_kwargs(
-    job_path: Path, job: Job, run: DockerRun, image: ImageRef, devices: Mapping[str, Any]
-) -> dict[str, Any]:
+    job_path: Path, job: Job, run: DockerRun, image: ImageRef, devices: DeviceKwargs
+) -> ContainerKwargs:
     """Everything `containers.run` gets besides the image: command, mounts, user, devices."""
     results = run.results.resolve()
     job_file = job_path.resolve()
@@ -199,7 +223,9 @@ def container_kwargs(
             "directory containers see; write run directories under --out"
         )
     cwd = Path.cwd()
-    volumes = {str(path): {"bind": str(path), "mode": "ro"} for path in input_paths(job, cwd)}
+    volumes: dict[str, Mount] = {
+        str(path): {"bind": str(path), "mode": "ro"} for path in input_paths(job, cwd)
+    }
     volumes[str(results)] = {"bind": str(results), "mode": "rw"}
     cache = (run.cache or cache_root()).resolve()
     volumes[str(cache)] = {"bind": str(CONTAINER_CACHE), "mode": "rw"}
@@ -233,7 +259,8 @@ def input_paths(job: Job, cwd: Path) -> list[Path]:
     A missing one is not mounted (Docker would create it as a directory): the worker reports
     it as it would locally.
     """
-    named = (job.model_override, job.scenario.model.path, job.scenario.data.dir)
+    request = job.request
+    named = (request.model_override, request.scenario.model.path, request.scenario.data.dir)
     paths = {Path(os.path.normpath(cwd / str(name))) for name in named if name is not None}
     return sorted(path for path in paths if path.exists())
 

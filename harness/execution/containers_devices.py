@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import grp
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from harness.errors import DeviceError
 from harness.execution.images import ImageRef, explain, image_gone, import_docker
 from harness.hardware import get_target
+from harness.strictjson import Json, JsonObject
 
 GPU_ENV = "CUDA_VISIBLE_DEVICES"  # the host's choice of GPUs, honoured as `--gpus device=...`
 ROCM_DEVICES = ("/dev/kfd", "/dev/dri")
@@ -28,9 +29,27 @@ NVIDIA_START_FIX = (
 NO_DEVICE_DRIVER = "could not select device driver"  # moby's incompatibleDeviceRequest
 
 
+class GpuRequest(TypedDict):
+    """docker.types.DeviceRequest: a dict with the Engine API's keys, read back for CLI flags."""
+
+    Driver: str
+    Count: int
+    DeviceIDs: list[str]
+    Capabilities: list[list[str]]
+    Options: dict[str, str]
+
+
+class DeviceKwargs(TypedDict, total=False):
+    """What `containers.run` gets to reach a target's accelerator; none for the CPU."""
+
+    device_requests: list[GpuRequest]  # nvidia: `--gpus` or CDI devices
+    devices: list[str]  # amd: /dev/kfd and /dev/dri, `host:container:rwm`
+    group_add: list[str]  # amd: the GIDs that may open them
+
+
 def device_kwargs(
     hw: str, *, cdi: bool = False, environ: Mapping[str, str] | None = None
-) -> dict[str, Any]:
+) -> DeviceKwargs:
     """How each target reaches its accelerator from inside the container (its docker_devices).
 
     nvidia-gpus: the GPUs CUDA_VISIBLE_DEVICES names (`--gpus device=0,1`), all when it is
@@ -65,14 +84,14 @@ def visible_gpus(environ: Mapping[str, str] | None = None) -> list[str] | None:
     return gpus
 
 
-def _gpu_request(cdi: bool, gpus: list[str] | None) -> Any:
-    docker = import_docker()
+def _gpu_request(cdi: bool, gpus: list[str] | None) -> GpuRequest:
+    make: Callable[..., GpuRequest] = import_docker().types.DeviceRequest  # the SDK is untyped
     if cdi:  # `docker run --device nvidia.com/gpu=all`
         names = [f"nvidia.com/gpu={gpu}" for gpu in gpus or ["all"]]
-        return docker.types.DeviceRequest(driver="cdi", device_ids=names)
+        return make(driver="cdi", device_ids=names)
     if gpus is None:  # `docker run --gpus all`
-        return docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
-    return docker.types.DeviceRequest(device_ids=gpus, capabilities=[["gpu"]])  # device=0,1
+        return make(count=-1, capabilities=[["gpu"]])
+    return make(device_ids=gpus, capabilities=[["gpu"]])  # device=0,1
 
 
 def rocm_groups(dev: Path = Path("/dev")) -> list[str]:
@@ -91,7 +110,7 @@ def rocm_groups(dev: Path = Path("/dev")) -> list[str]:
     return [str(gid) for gid in sorted(gids - {0})]
 
 
-def nvidia_devices(client: Any, image: ImageRef) -> dict[str, Any]:
+def nvidia_devices(client: Any, image: ImageRef) -> DeviceKwargs:
     """The device request with which this daemon gives containers the GPUs, asked of the daemon.
 
     `--gpus all` needs the NVIDIA Container Toolkit's nvidia-container-runtime-hook on dockerd's
@@ -100,21 +119,21 @@ def nvidia_devices(client: Any, image: ImageRef) -> dict[str, Any]:
     bench's own request. CDI (`nvidia.com/gpu=all`), where the daemon has CDI spec dirs, is the
     second try. Raises a DeviceError with the fix when the daemon gives no GPU either way.
     """
-    info = client.info()
+    info: JsonObject = client.info()
     gpus = device_kwargs("nvidia")
-    if "nvidia" in (info.get("Runtimes") or {}):
+    if "nvidia" in _names(info.get("Runtimes")):
         return gpus
     refusal = _refusal(client, image, gpus)
     if refusal is None:
         return gpus
-    if info.get("CDISpecDirs"):
+    if _names(info.get("CDISpecDirs")):
         cdi = device_kwargs("nvidia", cdi=True)
         if _refusal(client, image, cdi) is None:
             return cdi
     raise _gpu_error(refusal, info)
 
 
-def _refusal(client: Any, image: ImageRef, devices: Mapping[str, Any]) -> str | None:
+def _refusal(client: Any, image: ImageRef, devices: DeviceKwargs) -> str | None:
     """None when the daemon starts a container with these devices, else the daemon's error."""
     docker = import_docker()
     try:
@@ -132,7 +151,7 @@ def _refusal(client: Any, image: ImageRef, devices: Mapping[str, Any]) -> str | 
     return None
 
 
-def docker_cli_flags(devices: Mapping[str, Any]) -> list[str]:
+def docker_cli_flags(devices: DeviceKwargs) -> list[str]:
     """The `docker run` flags that ask for the same devices, for scripts that use the CLI."""
     flags = []
     for request in devices.get("device_requests", []):
@@ -145,7 +164,7 @@ def docker_cli_flags(devices: Mapping[str, Any]) -> list[str]:
     return flags
 
 
-def _gpu_error(text: str, info: Mapping[str, Any] | None = None) -> DeviceError:
+def _gpu_error(text: str, info: JsonObject | None = None) -> DeviceError:
     if NO_DEVICE_DRIVER not in text:
         return DeviceError(
             f"HW=nvidia: Docker could not start a container with the GPUs ({text}); "
@@ -153,8 +172,8 @@ def _gpu_error(text: str, info: Mapping[str, Any] | None = None) -> DeviceError:
         )
     seen = ""
     if info is not None:
-        runtimes = ", ".join(sorted(info.get("Runtimes") or {})) or "none"
-        cdi = ", ".join(info.get("CDISpecDirs") or []) or "none"
+        runtimes = ", ".join(sorted(_names(info.get("Runtimes")))) or "none"
+        cdi = ", ".join(_names(info.get("CDISpecDirs"))) or "none"
         seen = f"; runtimes: {runtimes}; CDI spec dirs: {cdi}"
     return DeviceError(
         "HW=nvidia: Docker cannot give containers the GPUs: the daemon has no GPU device driver "
@@ -169,3 +188,10 @@ def run_error(exc: BaseException, hw: str) -> DeviceError:
     if gpus and ("nvidia-container-cli" in text or NO_DEVICE_DRIVER in text):
         return _gpu_error(text)
     return DeviceError(f"docker could not start the {hw} container: {text}")
+
+
+def _names(value: Json) -> list[str]:
+    """What the daemon's info lists, in its order: a mapping's keys (Runtimes) or a list's items."""
+    if isinstance(value, dict | list):
+        return [str(name) for name in value]
+    return []

@@ -16,6 +16,7 @@ import harness
 from harness.errors import DependencyError, DeviceError
 from harness.gitstate import git_output, read_git_state
 from harness.hardware import HW_NAMES, TARGETS
+from harness.strictjson import JsonObject
 
 ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 BUILDER_CHATTER = (" ---> ", "Removing intermediate container", "Successfully ")
@@ -176,7 +177,7 @@ def _context_excludes(hw: str, repo: Path) -> list[str]:
     return patterns + [f"build/wheels/{name}{suffix}" for name in others for suffix in ("", "-*")]
 
 
-def _follow_build(stream: Iterator[Mapping[str, Any]], tag: str, progress: IO[str] | None) -> None:
+def _follow_build(stream: Iterator[JsonObject], tag: str, progress: IO[str] | None) -> None:
     """Print the build log as it comes; a failed step becomes one line that names it."""
     step, last = "its start", "(none)"
     for chunk in stream:

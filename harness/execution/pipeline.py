@@ -15,30 +15,31 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from harness.compliance.verify import COMPLIANCE_DIR, Verdict, verify
-from harness.config import ProfileName, Scenario
+from harness.compliance.verify import Verdict, verify
 from harness.errors import STOP_SIGNALS, Interrupted, ResultError, RunError, stop_signal
-from harness.files import (
+from harness.files import create_run_dir, mark_complete, mark_incomplete, read_incomplete
+from harness.handoff import read_peak, read_retry
+from harness.models.modelfile import job_model_path
+from harness.records.job import ComplianceTest, Job, LoadGenTest, read_job, write_job
+from harness.records.layout import (
     ACCURACY_DIR,
+    ACCURACY_LOG,
+    ATTEMPT_FILES,
+    COMPLIANCE_DIR,
+    FIRST_ATTEMPT,
+    JOB_FILE,
     PEAK_FILE,
     PEAK_SEARCH_DIR,
     RESULT_FILE,
-    create_run_dir,
-    mark_complete,
-    mark_incomplete,
-    read_incomplete,
+    USER_CONF,
 )
-from harness.handoff import RETRY_FILE, read_peak, read_retry
-from harness.models.modelfile import job_model_path
-from harness.records.job import JOB_FILE, ComplianceTest, Job, LoadGenTest, read_job, write_job
+from harness.records.request import RunRequest
 from harness.results.runfile import load_result
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env, worker_stop
 
-FIRST_ATTEMPT = "attempt-1"
 # Server's confirming runs after a peak search: at most CONFIRMS, each at CONFIRM_STEP of the
 # previous rate; the invalid ones are kept in confirm-1/, confirm-2/, ...
 CONFIRMS = 4
@@ -48,42 +49,11 @@ CONFIRM_PREFIX = "confirm-"
 # about 460 when none is over the bound. The search's runs keep the scenario's own count:
 # LoadGen judges each of them by the bound alone.
 CONFIRM_QUERIES = 500
-# What a re-run moves aside: the first attempt's own files, not the accuracy test's.
-_ATTEMPT_FILES = (
-    JOB_FILE,
-    RETRY_FILE,
-    "mlperf_log_summary.txt",
-    "mlperf_log_detail.txt",
-    "mlperf_log_accuracy.json",
-    "mlperf_log_trace.json",
-    "mlperf.conf",
-    "user.conf",
-    "telemetry.csv",
-)
 
 Launcher = Callable[[Path], int]  # runs a job file to its end; returns the exit code
 
 
-@dataclass(frozen=True, kw_only=True)
-class RunSpec:
-    """What a parent asks to be measured: a resolved scenario, where it runs, how."""
-
-    scenario: Scenario
-    scenario_path: Path | None
-    profile: ProfileName
-    hw: str
-    model_override: Path | None = None
-    strict: bool = False
-
-    @property
-    def model_name(self) -> str:
-        """The name run directories carry: the override file's stem or the scenario's model."""
-        if self.model_override is not None:
-            return self.model_override.stem
-        return self.scenario.model.name
-
-
-def spec_of_run(run_dir: Path) -> RunSpec:
+def request_of_run(run_dir: Path) -> RunRequest:
     """What a run directory measured, from its performance test's job.json."""
     path = run_dir / JOB_FILE
     if not path.is_file():
@@ -93,14 +63,7 @@ def spec_of_run(run_dir: Path) -> RunSpec:
     job = read_job(path)
     if job.test != "performance":
         raise ResultError(f"{path}: a {job.test} test's job, not a run's performance test")
-    return RunSpec(
-        scenario=job.scenario,
-        scenario_path=None if job.scenario_path is None else Path(job.scenario_path),
-        profile=job.profile,
-        hw=job.hw,
-        model_override=job.model_override,
-        strict=job.strict,
-    )
+    return job.request
 
 
 class WorkerError(RunError):
@@ -133,15 +96,15 @@ def launch_worker(job_path: Path) -> int:
             raise
 
 
-def new_run_dir(spec: RunSpec, out_root: Path, name: str | None = None) -> Path:
-    """A fresh run directory for `spec` under `out_root` (named, or stamped)."""
+def new_run_dir(request: RunRequest, out_root: Path, name: str | None = None) -> Path:
+    """A fresh run directory for `request` under `out_root` (named, or stamped)."""
     return create_run_dir(
-        out_root, model=spec.model_name, scenario=spec.scenario.scenario, name=name
+        out_root, model=request.model_name, scenario=request.scenario.scenario, name=name
     )
 
 
 def run_new(
-    spec: RunSpec,
+    request: RunRequest,
     out_root: Path,
     name: str | None = None,
     *,
@@ -155,12 +118,12 @@ def run_new(
     """
     pause_from_env(os.environ)  # a malformed test hook is refused before anything is made
     with HeldStops() as held:
-        run_dir = new_run_dir(spec, out_root, name)
-        return run_one(spec, run_dir, launch=launch, progress=progress, held=held)
+        run_dir = new_run_dir(request, out_root, name)
+        return run_one(request, run_dir, launch=launch, progress=progress, held=held)
 
 
 def run_one(
-    spec: RunSpec,
+    request: RunRequest,
     run_dir: Path,
     *,
     launch: Launcher = launch_worker,
@@ -179,10 +142,10 @@ def run_one(
             held.release()  # a stop that came while the directory was made is raised here
         if progress is not None:
             progress.write(
-                f"== {spec.scenario.name} ({spec.scenario.scenario}, {spec.profile} profile, "
-                f"HW={spec.hw})\n"
+                f"== {request.scenario.name} ({request.scenario.scenario}, {request.profile} "
+                f"profile, HW={request.hw})\n"
             )
-        _tests(spec, run_dir, launch, where)
+        _tests(request, run_dir, launch, where)
     except KeyboardInterrupt as exc:
         raise mark_stopped(run_dir, exc, where) from None
     except WorkerError as exc:
@@ -198,13 +161,13 @@ def run_one(
     return run_dir
 
 
-def _tests(spec: RunSpec, run_dir: Path, launch: Launcher, where: Phases) -> None:
-    _launch(_job(spec, run_dir / ACCURACY_DIR, "accuracy"), run_dir, launch, where)
-    job = _job(spec, run_dir, "performance")
-    server = spec.scenario.server
+def _tests(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) -> None:
+    _launch(_job(request, run_dir / ACCURACY_DIR, "accuracy"), run_dir, launch, where)
+    job = _job(request, run_dir, "performance")
+    server = request.scenario.server
     found = None
-    if spec.scenario.scenario == "Server" and server.target_qps is None:
-        found = _peak_search(spec, run_dir, launch, where)
+    if request.scenario.scenario == "Server" and server.target_qps is None:
+        found = _peak_search(request, run_dir, launch, where)
         # The confirming run: a performance test at the rate found, in a process of its own.
         job = _at_rate(job, found)
     _launch(job, run_dir, launch, where)
@@ -219,13 +182,13 @@ def _tests(spec: RunSpec, run_dir: Path, launch: Launcher, where: Phases) -> Non
 
 def _at_rate(job: Job, qps: float) -> Job:
     """The job at a confirmed rate; a quick run gets the queries early stopping needs."""
-    scenario = job.scenario
+    scenario = job.request.scenario
     server = dataclasses.replace(scenario.server, target_qps=round(qps, 3))
     quick = scenario.quick
     if quick.min_query_count < CONFIRM_QUERIES:  # LoadGen needs ~460 at p99, none late
         quick = dataclasses.replace(quick, min_query_count=CONFIRM_QUERIES)
     scenario = dataclasses.replace(scenario, server=server, quick=quick)
-    return dataclasses.replace(job, scenario=scenario)
+    return dataclasses.replace(job, request=dataclasses.replace(job.request, scenario=scenario))
 
 
 def _confirm(job: Job, run_dir: Path, found: float, launch: Launcher, where: Phases) -> None:
@@ -242,9 +205,9 @@ def _confirm(job: Job, run_dir: Path, found: float, launch: Launcher, where: Pha
         _launch(_at_rate(job, found * CONFIRM_STEP**attempt), run_dir, launch, where)
 
 
-def _peak_search(spec: RunSpec, run_dir: Path, launch: Launcher, where: Phases) -> float:
+def _peak_search(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) -> float:
     """Server's FindPeakPerformance test in RUN/peak-search/; the rate it found."""
-    job = _job(spec, run_dir / PEAK_SEARCH_DIR, "find_peak")
+    job = _job(request, run_dir / PEAK_SEARCH_DIR, "find_peak")
     _launch(job, run_dir, launch, where)
     path = job.run_dir / PEAK_FILE
     try:
@@ -260,7 +223,7 @@ def _peak_search(spec: RunSpec, run_dir: Path, launch: Launcher, where: Phases) 
 
 
 def run_compliance(
-    spec: RunSpec,
+    request: RunRequest,
     run_dir: Path,
     test: ComplianceTest,
     *,
@@ -281,8 +244,8 @@ def run_compliance(
             mark_incomplete(directory, f"{test} started; no verdict yet")
             held.release()
             if progress is not None:
-                progress.write(f"== {spec.scenario.name}: compliance {test} in {directory}\n")
-            job = _job(spec, directory, test)
+                progress.write(f"== {request.scenario.name}: compliance {test} in {directory}\n")
+            job = _job(request, directory, test)
             _launch(job, directory, launch, where)
             retry = read_retry(directory)
             if retry is not None:  # LoadGen ended early: once more, sized from measured speed
@@ -291,7 +254,7 @@ def run_compliance(
                     job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT
                 )
                 _launch(job, directory, launch, where)
-            verdict = verify(test, run_dir, job.run_dir, spec.scenario.data)
+            verdict = verify(test, run_dir, job.run_dir, request.scenario.data)
         except KeyboardInterrupt as exc:
             raise mark_stopped(directory, exc, where) from None
     mark_complete(directory)
@@ -302,7 +265,7 @@ def _check_measured(run_dir: Path, test: ComplianceTest) -> None:
     """A compliance test compares with the run's performance (and accuracy) test: both done."""
     needed = [run_dir / RESULT_FILE]
     if test == "TEST01":
-        needed.append(run_dir / ACCURACY_DIR / "mlperf_log_accuracy.json")
+        needed.append(run_dir / ACCURACY_DIR / ACCURACY_LOG)
     for path in needed:
         if not path.is_file():
             raise ResultError(
@@ -333,21 +296,17 @@ def _discard_if_unmeasured(run_dir: Path) -> None:
     checks ran in the parent; a run that failed while measuring keeps its logs and INCOMPLETE.
     A stopped run is kept, whenever it stopped: its INCOMPLETE says why and where.
     """
-    if not any(run_dir.rglob("user.conf")):
+    if not any(run_dir.rglob(USER_CONF)):
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _job(spec: RunSpec, run_dir: Path, test: LoadGenTest) -> Job:
-    return Job(
-        scenario=spec.scenario,
-        scenario_path=None if spec.scenario_path is None else str(spec.scenario_path),
-        profile=spec.profile,
-        hw=spec.hw,
-        test=test,
-        run_dir=run_dir.resolve(),
-        model_override=None if spec.model_override is None else job_model_path(spec.model_override),
-        strict=spec.strict,
-    )
+def _job(request: RunRequest, run_dir: Path, test: LoadGenTest) -> Job:
+    """The request's `test` in `run_dir`, its model file named from `/` (links resolved)."""
+    if request.model_override is not None:
+        request = dataclasses.replace(
+            request, model_override=job_model_path(request.model_override)
+        )
+    return Job(request=request, test=test, run_dir=run_dir.resolve())
 
 
 def _launch(job: Job, run_dir: Path, launch: Launcher, where: Phases) -> None:
@@ -383,6 +342,6 @@ def _exit_text(code: int) -> str:
 
 def _set_aside(run_dir: Path, attempt: Path, also: tuple[str, ...] = ()) -> None:
     attempt.mkdir()
-    for name in (*_ATTEMPT_FILES, *also):
+    for name in (*ATTEMPT_FILES, *also):
         if (run_dir / name).exists():
             (run_dir / name).rename(attempt / name)

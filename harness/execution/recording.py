@@ -1,9 +1,10 @@
 """Result building: a run's measurements and LoadGen's logs into a typed RunResult.
 
 The runner hands over what it measured (``Measured``) and what was asked for (``Requested``);
-everything else comes from the run directory's detail log and configuration files. Blocks
-that other components produce as JSON-ready data (session settings, telemetry summary,
-precision record, accuracy block) are decoded here, through the same checks as result.json.
+everything else comes from the run directory's detail log and configuration files. The
+telemetry summary and the accuracy score arrive as records; the blocks that other components
+still hand over as JSON-ready data (session settings, precision record, LoadGen's latencies)
+are decoded here, through the same checks as result.json.
 """
 
 from __future__ import annotations
@@ -22,27 +23,27 @@ from harness.analysis.peaks import resolve_peak
 from harness.analysis.utilization import utilization
 from harness.config import ProfileName, Scenario
 from harness.errors import ResultError
-from harness.files import PEAK_SEARCH_DIR
-from harness.fingerprint.fingerprint import Fingerprint
 from harness.fingerprint.survey import Survey, image_info
 from harness.handoff import read_peak
 from harness.loadgen import conf as lgconf
 from harness.loadgen.batching import BatchPolicy
-from harness.loadgen.logparse import (
+from harness.loadgen.sut import BatcherStats
+from harness.loadgen.timed import TestPlan, Window
+from harness.models.validate import ModelInfo
+from harness.packages import required_version
+from harness.records.accuracy import Accuracy
+from harness.records.codec import from_data
+from harness.records.fingerprint import Fingerprint
+from harness.records.layout import DETAIL_LOG, PEAK_SEARCH_DIR
+from harness.records.loadgen_log import (
     DetailLog,
     effective_settings,
     latency_percentiles_ns,
     parse_detail_log,
     samples_per_second,
 )
-from harness.loadgen.sut import BatcherStats
-from harness.loadgen.timed import TestPlan, Window
-from harness.models.validate import ModelInfo
-from harness.packages import required_version
-from harness.results.codec import from_data
-from harness.results.measures import Accuracy, PrecisionRecord, TelemetrySummary, Utilization
-from harness.results.migrate import fill_accuracy
-from harness.results.records import (
+from harness.records.measures import PrecisionRecord, Utilization
+from harness.records.result import (
     ContainerImage,
     Hardware,
     Latencies,
@@ -58,11 +59,11 @@ from harness.results.records import (
     Versions,
     Warmup,
 )
+from harness.records.telemetry import TelemetrySummary
 from harness.runtime.probe import AttainableRate, ProbeUnavailableError, attainable_rate
 from harness.runtime.session import Session
 from harness.runtime.warmup import WarmUpStats
-
-DETAIL_LOG = "mlperf_log_detail.txt"
+from harness.strictjson import JsonObject
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,9 +88,9 @@ class Measured:
     warnings: list[str]
     data_path: str
     machine: Survey
-    telemetry: dict[str, Any] | None
-    accuracy: dict[str, Any]
-    precision: dict[str, Any]
+    telemetry: TelemetrySummary | None
+    accuracy: Accuracy
+    precision: JsonObject
     batcher: BatcherStats | None = None  # Server's dynamic batcher
     batch_policy: BatchPolicy | None = None  # and how its limits were derived
     files: Mapping[str, str] | None = None  # the data files written into the run, by role
@@ -98,7 +99,7 @@ class Measured:
 def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResult:
     """The run's result, from its measurements and the detail log LoadGen left in run_dir."""
     log = parse_detail_log(run_dir / DETAIL_LOG)
-    accuracy = from_data(Accuracy, fill_accuracy(measured.accuracy), "accuracy")
+    accuracy = measured.accuracy
     sps = samples_per_second(log)
     session, machine = measured.session, measured.machine
     return RunResult(
@@ -125,8 +126,8 @@ def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResul
         window=_window(measured.window),
         warnings=(*(str(w) for w in machine.warnings), *measured.warnings),
         preflight=tuple(PreflightRecord(code=w.code, message=w.message) for w in machine.warnings),
-        fingerprint=Fingerprint.from_dict(machine.fingerprint.to_dict()),
-        telemetry=_telemetry(measured.telemetry),
+        fingerprint=machine.fingerprint,
+        telemetry=measured.telemetry,
         image=_image(image_info()),
         utilization=run_utilization(spec, measured, sps),
         precision=from_data(PrecisionRecord, measured.precision, "precision"),
@@ -354,10 +355,6 @@ def _warmup(warmup: WarmUpStats) -> Warmup:
 
 def _window(window: Window) -> MeasuredWindow:
     return MeasuredWindow(duration_s=round((window.end_ns - window.start_ns) / 1e9, 3))
-
-
-def _telemetry(block: Mapping[str, Any] | None) -> TelemetrySummary | None:
-    return None if block is None else from_data(TelemetrySummary, block, "telemetry")
 
 
 def _image(info: Mapping[str, str] | None) -> ContainerImage | None:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from harness.analysis.accuracy import read_accuracy_block, write_accuracy_block
+from harness.analysis.accuracy import load_accuracy, write_accuracy_block
 from harness.compliance.outcome import ComplianceRun
 from harness.compliance.rules import AUDIT_SETTINGS
 from harness.datasets.samples import SampleSource
@@ -22,12 +21,9 @@ from harness.errors import RunError
 from harness.execution.recording import Measured, Requested, build_result
 from harness.execution.scoring import score
 from harness.execution.serverplan import server_plan
-from harness.files import ACCURACY_DIR
 from harness.fingerprint.survey import Survey, survey
 from harness.handoff import PeakSearch
-from harness.loadgen import conf as lgconf
 from harness.loadgen.batching import BatchPolicy
-from harness.loadgen.logparse import found_peak_qps, search_steps
 from harness.loadgen.plan import Audit, expectation_from, retry_expectation, write_test_confs
 from harness.loadgen.querytimes import QueryTimes, expected_rows
 from harness.loadgen.sut import (
@@ -47,18 +43,17 @@ from harness.models.prepare import (
 )
 from harness.models.registry import cache_root
 from harness.records.job import Job, as_compliance_test
-from harness.results.records import RunResult
+from harness.records.layout import ACCURACY_DIR, DETAIL_LOG, QUERY_LATENCIES_FILE
+from harness.records.loadgen_log import found_peak_qps, search_steps
+from harness.records.request import Expectation
+from harness.records.result import RunResult
 from harness.runtime.executors import DeviceExecutor, HostExecutor, executor_for
 from harness.runtime.session import Session, SessionRequest, create_session, placement_warnings
 from harness.runtime.targets import get_target
 from harness.runtime.warmup import WarmUpStats, describe, warm_up
 from harness.stopping import Phases
 from harness.telemetry import gpu_inventory
-from harness.telemetry.latencies import (
-    QUERY_LATENCIES_FILE,
-    QueryLatencies,
-    write_query_latencies,
-)
+from harness.telemetry.latencies import QueryLatencies, write_query_latencies
 from harness.telemetry.window import TelemetryWindow
 
 
@@ -77,21 +72,21 @@ class _Ready:
 
 def run_performance(
     job: Job, *, phases: Phases, progress: IO[str] | None = None
-) -> RunResult | lgconf.Expectation:
+) -> RunResult | Expectation:
     """The job's timed test; its result, or the expectation to re-run with when undersized."""
     ready = _prepare(job, progress, phases)
-    scenario = job.scenario
+    scenario = job.request.scenario
     executor, warmup, expected = _warmed(job, ready, phases)
     plan = write_test_confs(
         job.run_dir,
         scenario=scenario,
-        profile=job.profile,
-        model_key=_model_key(job),
+        profile=job.request.profile,
+        model_key=job.request.loadgen_key,
         expected=expected,
         total_samples=ready.source.total_count,
         mode="performance",
     )
-    telemetry = TelemetryWindow(job.hw, scenario.telemetry)
+    telemetry = TelemetryWindow(job.request.hw, scenario.telemetry)
     try:
         tested = _loadgen_test(job, ready, executor, plan, telemetry, progress)
     finally:
@@ -118,14 +113,17 @@ def run_performance(
         data_path=executor.data_path,
         machine=ready.machine,
         telemetry=power,
-        accuracy=read_accuracy_block(job.run_dir / ACCURACY_DIR),
+        accuracy=load_accuracy(job.run_dir / ACCURACY_DIR),
         precision=ready.model.precision,
         batcher=tested.batcher,
         batch_policy=ready.policy,
         files=files,
     )
     requested = Requested(
-        scenario=scenario, profile=job.profile, hw=job.hw, model_name=_model_name(job)
+        scenario=scenario,
+        profile=job.request.profile,
+        hw=job.request.hw,
+        model_name=job.request.model_name,
     )
     return build_result(requested, job.run_dir, measured)
 
@@ -148,17 +146,17 @@ def run_peak_search(job: Job, *, phases: Phases, progress: IO[str] | None = None
     start = round(max(policy.max_batch / batch_ms * 1000 / START_SHARE, 0.1), 3)
     plan = write_test_confs(
         job.run_dir,
-        scenario=job.scenario,
-        profile=job.profile,
-        model_key=_model_key(job),
-        expected=lgconf.Expectation(latency_ns=warmup.min_latency_ns, samples_per_second=start),
+        scenario=job.request.scenario,
+        profile=job.request.profile,
+        model_key=job.request.loadgen_key,
+        expected=Expectation(latency_ns=warmup.min_latency_ns, samples_per_second=start),
         total_samples=ready.source.total_count,
         mode="find_peak",
     )
     if progress is not None:
         progress.write(f"  Server peak search (LoadGen FindPeakPerformance) from {start:g} QPS\n")
     _loadgen_test(job, ready, executor, plan, None, progress)
-    detail = job.run_dir / "mlperf_log_detail.txt"
+    detail = job.run_dir / DETAIL_LOG
     found = found_peak_qps(detail)
     if found is None:
         raise RunError(
@@ -173,14 +171,14 @@ def run_accuracy_test(job: Job, *, phases: Phases, progress: IO[str] | None = No
     ready = _prepare(job, None, phases)
     # Responses must carry the outputs here: copy them back, whatever the timed run does.
     executor = executor_for(
-        ready.session, io_binding=job.scenario.runtime.io_binding, include_host_copies=True
+        ready.session, io_binding=job.request.scenario.runtime.io_binding, include_host_copies=True
     )
     phases.enter("loadgen")
     plan = write_test_confs(
         job.run_dir,
-        scenario=job.scenario,
-        profile=job.profile,
-        model_key=_model_key(job),
+        scenario=job.request.scenario,
+        profile=job.request.profile,
+        model_key=job.request.loadgen_key,
         expected=None,
         total_samples=ready.source.total_count,
         mode="accuracy",
@@ -194,7 +192,7 @@ def run_accuracy_test(job: Job, *, phases: Phases, progress: IO[str] | None = No
 
 def run_compliance(
     job: Job, *, phases: Phases, progress: IO[str] | None = None
-) -> ComplianceRun | lgconf.Expectation:
+) -> ComplianceRun | Expectation:
     """A compliance test: the performance test as it ran, under the test's audit.config.
 
     The job's directory holds the audit.config and LoadGen's logs; the worker runs with it as
@@ -205,9 +203,9 @@ def run_compliance(
     executor, _, expected = _warmed(job, ready, phases)
     plan = write_test_confs(
         job.run_dir,
-        scenario=job.scenario,
-        profile=job.profile,
-        model_key=_model_key(job),
+        scenario=job.request.scenario,
+        profile=job.request.profile,
+        model_key=job.request.loadgen_key,
         expected=expected,
         total_samples=ready.source.total_count,
         mode="performance",
@@ -217,7 +215,7 @@ def run_compliance(
     if progress is not None:
         progress.write(f"  compliance {test}: performance mode under {audit}\n")
     completed = _loadgen_test(job, ready, executor, plan, None, progress).completed
-    retry = retry_expectation(job.scenario, job.run_dir, expected)
+    retry = retry_expectation(job.request.scenario, job.run_dir, expected)
     if retry is not None and job.attempt == 1:
         return retry
     return ComplianceRun(
@@ -232,10 +230,10 @@ def run_compliance(
 
 def _warmed(
     job: Job, ready: _Ready, phases: Phases
-) -> tuple[HostExecutor | DeviceExecutor, WarmUpStats, lgconf.Expectation]:
+) -> tuple[HostExecutor | DeviceExecutor, WarmUpStats, Expectation]:
     """The timed path's executor, warmed up, and what LoadGen is told to expect of it."""
     phases.enter("warmup")
-    runtime = job.scenario.runtime
+    runtime = job.request.scenario.runtime
     executor = executor_for(
         ready.session,
         io_binding=runtime.io_binding,
@@ -245,50 +243,52 @@ def _warmed(
         executor,
         ready.session.inputs,
         ready.source,
-        min_queries=job.scenario.warmup.min_queries,
-        min_duration_ms=job.scenario.warmup.min_duration_ms,
+        min_queries=job.request.scenario.warmup.min_queries,
+        min_duration_ms=job.request.scenario.warmup.min_duration_ms,
     )
-    expected = (
-        lgconf.Expectation(**vars(job.expected))
-        if job.expected is not None
-        else expectation_from(warmup.min_latency_ns, job.scenario.batch_size)
-    )
+    expected = job.expected
+    if expected is None:  # none recorded: what LoadGen is told comes from the warm-up
+        expected = expectation_from(warmup.min_latency_ns, job.request.scenario.batch_size)
     phases.enter("loadgen")  # LoadGen's files (user.conf first) are written from here on
     return executor, warmup, expected
 
 
 def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
     phases.enter("prepare")
-    target = get_target(job.hw)
-    gpus, gpu_missing = gpu_inventory(job.hw)
+    target = get_target(job.request.hw)
+    gpus, gpu_missing = gpu_inventory(job.request.hw)
     # The accuracy test needs the fingerprint (the CPU's ISA), not the preflight's warnings:
     # the performance test checks and records those, unless --strict must stop the run early.
     machine = survey(
         gpus=gpus,
         gpu_missing=gpu_missing,
-        profile=job.profile,
-        strict=job.strict,
+        profile=job.request.profile,
+        strict=job.request.strict,
         checks=job.test == "performance",
     )
-    isa = machine.fingerprint.to_dict().get("cpu", {}).get("isa") or []
-    model = prepare(job.scenario, target=target, cpu_isa=isa, model_override=job.model_override)
+    isa = machine.fingerprint.cpu.isa or ()
+    model = prepare(
+        job.request.scenario, target=target, cpu_isa=isa, model_override=job.request.model_override
+    )
     for warning in [*(str(w) for w in machine.warnings), *model.warnings]:
         if progress is not None:
             progress.write(f"  warning: {warning}\n")
     session = create_session(
         SessionRequest(
             model_path=model.info.path,
-            runtime=job.scenario.runtime,
+            runtime=job.request.scenario.runtime,
             target=target,
             dims=model.dims,
             cache_dir=cache_root() / "engines",
         )
     )
     warnings = [*model.warnings, *placement_warnings(session)]
-    source = sample_source(job.scenario, session)
+    source = sample_source(job.request.scenario, session)
     server, policy = None, None
-    if job.scenario.scenario == "Server":  # before any LoadGen file: a refusal leaves nothing
-        server, policy = server_plan(job, model, session, source, _model_key(job))
+    if (
+        job.request.scenario.scenario == "Server"
+    ):  # before any LoadGen file: a refusal leaves nothing
+        server, policy = server_plan(job, model, session, source)
         if progress is not None:
             progress.write(f"  batcher: {policy.how}\n")
     return _Ready(
@@ -314,7 +314,7 @@ class _Tested:
 
 def _write_latencies(job: Job, times: QueryTimes) -> str:
     """Write query_latencies.npz into the run directory; its name, for the result's files."""
-    record = QueryLatencies(scenario=job.scenario.scenario, **times.columns())
+    record = QueryLatencies(scenario=job.request.scenario.scenario, **times.columns())
     write_query_latencies(record, job.run_dir / QUERY_LATENCIES_FILE)
     return QUERY_LATENCIES_FILE
 
@@ -341,9 +341,9 @@ def _loadgen_test(
     sut = (
         _make_sut(job, executor, store)
         if server is None
-        else make_sut(job.scenario, executor, store, server)
+        else make_sut(job.request.scenario, executor, store, server)
     )
-    sut.times.reserve(expected_rows(settings, plan.scenario, job.scenario.batch_size))
+    sut.times.reserve(expected_rows(settings, plan.scenario, job.request.scenario.batch_size))
     window = run_timed_test(plan, settings, sut, store, progress=progress)
     if isinstance(sut.error, KeyboardInterrupt):
         raise sut.error
@@ -356,13 +356,4 @@ def _loadgen_test(
 
 
 def _make_sut(job: Job, executor: Executor, store: SampleStore) -> AnySUT:
-    return make_sut(job.scenario, executor, store)
-
-
-def _model_name(job: Job) -> str:
-    return job.model_override.stem if job.model_override else job.scenario.model.name
-
-
-def _model_key(job: Job) -> str:
-    # LoadGen's config parser splits on whitespace: derive a key it can read.
-    return job.scenario.model.loadgen_name or re.sub(r"[^A-Za-z0-9_.-]", "_", _model_name(job))
+    return make_sut(job.request.scenario, executor, store)

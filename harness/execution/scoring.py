@@ -10,34 +10,38 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.analysis.accuracy import accuracy_block, decode_outputs, read_accuracy_log, verdict
+from harness.analysis.accuracy import decode_outputs, read_accuracy_log, score_accuracy
 from harness.analysis.labels import label_offset, labels_by_index, load_labels
 from harness.datasets.samples import SampleSource
 from harness.errors import RunError
 from harness.models.prepare import PreparedModel, data_key, reference_outputs
+from harness.records.accuracy import Accuracy
 from harness.records.job import Job
+from harness.records.layout import ACCURACY_LOG
 from harness.runtime.session import Session
 
 
-def score(
-    job: Job, model: PreparedModel, session: Session, source: SampleSource
-) -> dict[str, object]:
+def score(job: Job, model: PreparedModel, session: Session, source: SampleSource) -> Accuracy:
     """Decode LoadGen's accuracy log and compare it with the FP32 model and the labels."""
-    log = job.run_dir / "mlperf_log_accuracy.json"
+    log = job.run_dir / ACCURACY_LOG
     entries = read_accuracy_log(log)
     if not entries:
         raise RunError(f"{log}: LoadGen logged no responses")
     dtype = session.outputs[0].dtype
     outputs = decode_outputs(entries, dtype=dtype, shape=(len(entries[0][1]) // dtype.itemsize,))
     reference = reference_outputs(
-        model, source, sorted(outputs), data_key=data_key(job.scenario, source)
+        model, source, sorted(outputs), data_key=data_key(job.request.scenario, source)
     )
     flat = {k: np.asarray(v).reshape(-1) for k, v in reference.items()}
     labels, offset = None, 0
-    if job.scenario.data.has_labels:
-        labels = labels_by_index(load_labels(Path(str(job.scenario.data.dir))))
-        offset = label_offset(job.scenario.data.source, [o.shape for o in session.outputs])
-    block = accuracy_block(outputs, flat, kind=model.kind, labels=labels, label_offset=offset)
-    block.update(verdict(block))
-    block["reference"] = f"FP32 source model sha256 {model.source.sha256[:12]}, batch 1"
-    return block
+    if job.request.scenario.data.has_labels:
+        labels = labels_by_index(load_labels(Path(str(job.request.scenario.data.dir))))
+        offset = label_offset(job.request.scenario.data.source, [o.shape for o in session.outputs])
+    return score_accuracy(
+        outputs,
+        flat,
+        kind=model.kind,
+        described_as=f"FP32 source model sha256 {model.source.sha256[:12]}, batch 1",
+        labels=labels,
+        label_offset=offset,
+    )

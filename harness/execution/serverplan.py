@@ -2,7 +2,6 @@
 
 Wiring, as harness.execution.runner is (whose _prepare calls it): models, runtime and LoadGen
 meet here.
-`model_key` is the name LoadGen's configuration knows the model by (runner._model_key).
 """
 
 from __future__ import annotations
@@ -23,14 +22,14 @@ from harness.runtime.warmup import warm_up
 
 
 def server_plan(
-    job: Job, model: PreparedModel, session: Session, source: SampleSource, model_key: str
+    job: Job, model: PreparedModel, session: Session, source: SampleSource
 ) -> tuple[ServerPlan, BatchPolicy]:
     """Server's batcher: a session per compiled batch, warmed and timed, and its policy.
 
     Each worker gets an executor per compiled batch (1, 2, 4, ... up to batch_size; the
     sessions are shared, the buffers are not), so a batch of 3 runs padded to 4, not to 8.
     """
-    scenario, runtime = job.scenario, job.scenario.runtime
+    scenario, runtime = job.request.scenario, job.request.scenario.runtime
     host_copies = job.test == "accuracy" or runtime.include_host_copies
     sizes = compiled_batches(scenario.batch_size)
     sessions = {scenario.batch_size: session}
@@ -51,7 +50,7 @@ def server_plan(
         for w in workers
         for size, e in w.items()
     }  # every executor warmed (first runs are slow); the costs are the last worker's medians
-    bound_ns = lgconf.server_latency_bound_ns(scenario, model_key)
+    bound_ns = lgconf.server_latency_bound_ns(scenario, job.request.loadgen_key)
     median = {size: stats.median_latency_ns for size, stats in costs.items()}
     if median[1] > bound_ns:
         raise RunError(

@@ -15,17 +15,14 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.errors import CRASHED, STOP_SIGNALS, HarnessError, RunError, StopSignals, stop_signal
 from harness.files import mark_complete, mark_incomplete
 from harness.handoff import write_peak, write_retry
 from harness.paths import CACHE_ENV
-from harness.records.job import COMPLIANCE_TESTS, Expected, Job, read_job
+from harness.records.job import COMPLIANCE_TESTS, Job, read_job
+from harness.records.request import Expectation
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env
-
-if TYPE_CHECKING:  # the worker imports LoadGen only when it runs a test
-    from harness.loadgen.conf import Expectation
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -73,7 +70,8 @@ def execute(
         return exc.exit_code
     except MemoryError as exc:  # numpy's "Unable to allocate 4 TiB ...", an allocator's own
         detail = str(exc) or "MemoryError"
-        model = job.model_override or job.scenario.model.path or job.scenario.model.zoo
+        request = job.request
+        model = request.model_override or request.scenario.model.path or request.scenario.model.zoo
         cause = (
             f"{model}: out of memory in the {job.test} test ({detail}); lower batch_size or "
             "the model's dims, free memory, or use a larger machine"
@@ -90,7 +88,6 @@ def _outcome(job: Job, phases: Phases) -> int:
     phases.enter("start")
     # The runner imports LoadGen and onnxruntime: only a worker process pays for that.
     from harness.execution.runner import run_accuracy_test, run_peak_search, run_performance
-    from harness.loadgen.conf import Expectation
     from harness.results.runfile import write_result
 
     if job.test == "accuracy":
@@ -114,8 +111,7 @@ def _outcome(job: Job, phases: Phases) -> int:
 
 def _ask_rerun(job: Job, expected: Expectation) -> int:
     """LoadGen's run was sized too small: leave the expectation to re-run with (retry.json)."""
-    retry = Expected(latency_ns=expected.latency_ns, samples_per_second=expected.samples_per_second)
-    write_retry(job.run_dir, retry)
+    write_retry(job.run_dir, expected)
     return 0
 
 
@@ -127,7 +123,6 @@ def _compliance(job: Job, phases: Phases) -> int:
     """
     from harness.compliance.outcome import write_outcome
     from harness.execution.runner import run_compliance
-    from harness.loadgen.conf import Expectation
 
     job = enter_own_directory(job)
     outcome = run_compliance(job, progress=sys.stderr, phases=phases)
@@ -145,7 +140,7 @@ def enter_own_directory(job: Job) -> Job:
     Relative paths (the model file, the data directory, the cache in BEYOND_TOPS_CACHE) name
     files from the directory the worker started in; they keep naming them after the move.
     """
-    scenario = job.scenario
+    scenario = job.request.scenario
     model, data = scenario.model, scenario.data
     if model.path is not None:
         model = dataclasses.replace(model, path=os.path.abspath(model.path))
@@ -163,7 +158,8 @@ def enter_own_directory(job: Job) -> Job:
             "run `harness compliance` again"
         ) from None
     moved = dataclasses.replace(scenario, model=model, data=data)
-    return dataclasses.replace(job, scenario=moved, run_dir=run_dir)
+    request = dataclasses.replace(job.request, scenario=moved)
+    return dataclasses.replace(job, request=request, run_dir=run_dir)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
 
 from harness.fingerprint.probe import Probe, parse_cpulist
 
@@ -133,7 +133,17 @@ def affinity_cpus(probe: Probe, pid: int | None) -> int | None:
     return None
 
 
-def collect_cpu_limits(probe: Probe, *, pid: int | None, online: int | None) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class CpuLimits:
+    """The CPUs a process may use: its affinity, its cgroup's quota and the usable count."""
+
+    affinity_cpus: int | None
+    cgroup_version: int | None
+    cgroup_cpu_quota: float | None
+    usable_cpus: int | None
+
+
+def collect_cpu_limits(probe: Probe, *, pid: int | None, online: int | None) -> CpuLimits:
     """Affinity, cgroup CPU quota and the usable CPU count (not `os.cpu_count()`)."""
     affinity = affinity_cpus(probe, pid)
     version, quota = cgroup_limit(
@@ -144,9 +154,9 @@ def collect_cpu_limits(probe: Probe, *, pid: int | None, online: int | None) -> 
         bounds.append(max(1, math.ceil(quota)))
     if not bounds:
         probe.note("cpu.usable_cpus", "neither affinity, online CPUs nor a cgroup quota readable")
-    return {
-        "affinity_cpus": affinity,
-        "cgroup_version": version,
-        "cgroup_cpu_quota": quota,
-        "usable_cpus": min(bounds) if bounds else None,
-    }
+    return CpuLimits(
+        affinity_cpus=affinity,
+        cgroup_version=version,
+        cgroup_cpu_quota=quota,
+        usable_cpus=min(bounds) if bounds else None,
+    )

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from harness.fingerprint.cgroup import collect_cpu_limits
 from harness.fingerprint.cpufreq import SYSCPU, collect_cpufreq
 from harness.fingerprint.probe import Probe, format_cpulist, size_kib
+from harness.records.fingerprint_sections import CpuInfo, NumaNode
 
 # The ISA extensions onnxruntime's CPU kernels dispatch on, in the order the issue lists them.
 ISA_FLAGS = (
@@ -23,26 +24,54 @@ ISA_FLAGS = (
 CACHE_SUFFIX = {"Data": "d", "Instruction": "i", "Unified": ""}
 
 
-def collect_cpu(probe: Probe, *, pid: int | None = None) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class _Topology:
+    sockets: int | None
+    cores: int | None
+    threads: int | None
+    threads_per_core: int | None
+
+
+def collect_cpu(probe: Probe, *, pid: int | None = None) -> CpuInfo:
     """Everything about the CPUs that can change a benchmark's result."""
     blocks = parse_cpuinfo(probe.text("proc/cpuinfo", "cpu.cpuinfo") or "")
     online = probe.cpulist(f"{SYSCPU}/online", "cpu.online_cpus")
     isolated = probe.cpulist(f"{SYSCPU}/isolated", "cpu.isolated_cpus", "kernel too old?")
-    data: dict[str, Any] = {
-        **_identity(probe, blocks),
-        **_topology(probe, blocks),
-        "online_cpulist": _cpulist_text(online),
-        "online_cpus": None if online is None else len(online),
-        "isolated_cpulist": _cpulist_text(isolated),
-        "isolated_cpus": None if isolated is None else len(isolated),
-    }
-    data.update(collect_cpu_limits(probe, pid=pid, online=data["online_cpus"]))
-    data["isa"] = _isa(probe, blocks)
-    data["cache_kib"] = _caches(probe)
-    data["current_mhz"] = _current_mhz(probe, blocks)
-    data.update(collect_cpufreq(probe))
-    data["numa_nodes"] = _numa_nodes(probe)
-    return data
+    model, vendor = _identity(probe, blocks)
+    topology = _topology(probe, blocks)
+    online_cpus = None if online is None else len(online)
+    limits = collect_cpu_limits(probe, pid=pid, online=online_cpus)
+    isa, caches = _isa(probe, blocks), _caches(probe)
+    current_mhz = _current_mhz(probe, blocks)
+    freq = collect_cpufreq(probe)
+    return CpuInfo(
+        model=model,
+        vendor=vendor,
+        sockets=topology.sockets,
+        cores=topology.cores,
+        threads=topology.threads,
+        threads_per_core=topology.threads_per_core,
+        online_cpulist=_cpulist_text(online),
+        online_cpus=online_cpus,
+        isolated_cpulist=_cpulist_text(isolated),
+        isolated_cpus=None if isolated is None else len(isolated),
+        affinity_cpus=limits.affinity_cpus,
+        cgroup_version=limits.cgroup_version,
+        cgroup_cpu_quota=limits.cgroup_cpu_quota,
+        usable_cpus=limits.usable_cpus,
+        isa=isa,
+        cache_kib=caches,
+        current_mhz=current_mhz,
+        max_mhz=freq.max_mhz,
+        scaling_max_mhz=freq.scaling_max_mhz,
+        scaling_driver=freq.scaling_driver,
+        governor=freq.governor,
+        turbo=freq.turbo,
+        turbo_control=freq.turbo_control,
+        smt_control=freq.smt_control,
+        smt_active=freq.smt_active,
+        numa_nodes=_numa_nodes(probe),
+    )
 
 
 def parse_cpuinfo(text: str) -> list[dict[str, str]]:
@@ -59,16 +88,17 @@ def parse_cpuinfo(text: str) -> list[dict[str, str]]:
     return blocks
 
 
-def _identity(probe: Probe, blocks: list[dict[str, str]]) -> dict[str, Any]:
+def _identity(probe: Probe, blocks: list[dict[str, str]]) -> tuple[str | None, str | None]:
+    """The CPU's model name and vendor, from the first processor block."""
     first = blocks[0] if blocks else {}
     values = {"model": first.get("model name"), "vendor": first.get("vendor_id")}
     for field, key in (("model", "model name"), ("vendor", "vendor_id")):
         if blocks and values[field] is None:
             probe.note(f"cpu.{field}", f"no '{key}' in /proc/cpuinfo")
-    return values
+    return values["model"], values["vendor"]
 
 
-def _topology(probe: Probe, blocks: list[dict[str, str]]) -> dict[str, Any]:
+def _topology(probe: Probe, blocks: list[dict[str, str]]) -> _Topology:
     threads = len(blocks) or None
     if blocks and all("physical id" in b and "core id" in b for b in blocks):
         sockets: int | None = len({b["physical id"] for b in blocks})
@@ -79,10 +109,10 @@ def _topology(probe: Probe, blocks: list[dict[str, str]]) -> dict[str, Any]:
             for field in ("sockets", "cores"):
                 probe.note(f"cpu.{field}", "no 'physical id'/'core id' in /proc/cpuinfo")
     per_core = threads // cores if threads and cores else None
-    return {"sockets": sockets, "cores": cores, "threads": threads, "threads_per_core": per_core}
+    return _Topology(sockets=sockets, cores=cores, threads=threads, threads_per_core=per_core)
 
 
-def _isa(probe: Probe, blocks: list[dict[str, str]]) -> list[str] | None:
+def _isa(probe: Probe, blocks: list[dict[str, str]]) -> tuple[str, ...] | None:
     if not blocks:
         return None
     flags = blocks[0].get("flags", blocks[0].get("Features"))
@@ -90,7 +120,7 @@ def _isa(probe: Probe, blocks: list[dict[str, str]]) -> list[str] | None:
         probe.note("cpu.isa", "no 'flags' in /proc/cpuinfo")
         return None
     present = set(flags.split())
-    return [flag for flag in ISA_FLAGS if flag in present]
+    return tuple(flag for flag in ISA_FLAGS if flag in present)
 
 
 def _current_mhz(probe: Probe, blocks: list[dict[str, str]]) -> float | None:
@@ -120,17 +150,17 @@ def _caches(probe: Probe) -> dict[str, int] | None:
     return dict(sorted(caches.items()))
 
 
-def _numa_nodes(probe: Probe) -> list[dict[str, Any]] | None:
+def _numa_nodes(probe: Probe) -> tuple[NumaNode, ...] | None:
     nodes = []
     base = "sys/devices/system/node"
     for path in probe.path(base).glob("node[0-9]*"):
         cpus = probe.optional(f"{base}/{path.name}/cpulist")
         if cpus is not None:
-            nodes.append({"node": int(path.name[4:]), "cpulist": cpus})
+            nodes.append(NumaNode(node=int(path.name[4:]), cpulist=cpus))
     if not nodes:
         probe.note("cpu.numa_nodes", f"/{base} not present: kernel without NUMA support?")
         return None
-    return sorted(nodes, key=lambda node: int(node["node"]))
+    return tuple(sorted(nodes, key=lambda node: node.node))
 
 
 def _cpulist_text(cpus: list[int] | None) -> str | None:

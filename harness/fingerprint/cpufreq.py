@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from harness.fingerprint.probe import Probe
 
@@ -16,23 +16,37 @@ TURBO_CONTROLS = (
 )
 
 
-def collect_cpufreq(probe: Probe) -> dict[str, Any]:
+@dataclass(frozen=True, kw_only=True)
+class CpuFreq:
+    """cpu0's frequency policy (clocks in MHz), the governor of all CPUs, turbo and SMT."""
+
+    max_mhz: int | None
+    scaling_max_mhz: int | None
+    scaling_driver: str | None
+    governor: str | None
+    turbo: bool | None
+    turbo_control: str | None
+    smt_control: str | None
+    smt_active: bool | None
+
+
+def collect_cpufreq(probe: Probe) -> CpuFreq:
     """Frequency policy of cpu0 (and the governor of every CPU) plus turbo and SMT state."""
     base = f"{SYSCPU}/cpu0/cpufreq"
     max_khz = probe.integer(f"{base}/cpuinfo_max_freq", "cpu.max_mhz", NO_CPUFREQ)
     scaling_khz = probe.integer(f"{base}/scaling_max_freq", "cpu.scaling_max_mhz", NO_CPUFREQ)
     turbo, control = _turbo(probe)
     smt_active = probe.text(f"{SYSCPU}/smt/active", "cpu.smt_active", "kernel too old?")
-    return {
-        "max_mhz": None if max_khz is None else max_khz // 1000,
-        "scaling_max_mhz": None if scaling_khz is None else scaling_khz // 1000,
-        "scaling_driver": probe.text(f"{base}/scaling_driver", "cpu.scaling_driver", NO_CPUFREQ),
-        "governor": _governor(probe),
-        "turbo": turbo,
-        "turbo_control": control,
-        "smt_control": probe.text(f"{SYSCPU}/smt/control", "cpu.smt_control", "kernel too old?"),
-        "smt_active": None if smt_active is None else smt_active == "1",
-    }
+    return CpuFreq(
+        max_mhz=None if max_khz is None else max_khz // 1000,
+        scaling_max_mhz=None if scaling_khz is None else scaling_khz // 1000,
+        scaling_driver=probe.text(f"{base}/scaling_driver", "cpu.scaling_driver", NO_CPUFREQ),
+        governor=_governor(probe),
+        turbo=turbo,
+        turbo_control=control,
+        smt_control=probe.text(f"{SYSCPU}/smt/control", "cpu.smt_control", "kernel too old?"),
+        smt_active=None if smt_active is None else smt_active == "1",
+    )
 
 
 def _governor(probe: Probe) -> str | None:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.errors import PreflightError
 from harness.fingerprint.busy import Sleep, other_busy_cpus
-from harness.fingerprint.fingerprint import Fingerprint
 from harness.fingerprint.own_process import OwnProcess, own_process
 from harness.fingerprint.probe import Probe
+from harness.records.fingerprint import Fingerprint
+from harness.records.fingerprint_sections import CpuInfo, GpuInfo, GpuProcess, MemoryInfo
 
 DEFAULT_LOAD_THRESHOLD = 0.5  # of the usable CPUs busy with other work than this harness
 # How to switch turbo off, by the sysfs file that reported it on.
@@ -55,7 +55,7 @@ def preflight(
     "other process" and whose process tree's CPU time is no "other work"; `sleep` waits
     out the window the CPU load is sampled over.
     """
-    cpu, memory = fp.section("cpu"), fp.section("memory")
+    cpu, memory = fp.cpu, fp.memory
     probe = Probe(root)
     found = [
         _governor(cpu),
@@ -65,7 +65,7 @@ def preflight(
         _swap(memory),
     ]
     me = own_process(probe, pid)
-    for index, gpu in enumerate(fp.gpus):
+    for index, gpu in enumerate(fp.gpu_info):
         label = _gpu_label(gpu, index)
         found.append(_gpu_processes(gpu, label, me))
         found.extend(check(gpu, label) for check in GPU_CHECKS)
@@ -87,8 +87,8 @@ def enforce_strict(warnings: Sequence[PreflightWarning]) -> None:
         raise PreflightError(f"preflight failed under --strict ({len(warnings)}): {listed}")
 
 
-def _governor(cpu: Mapping[str, Any]) -> PreflightWarning | None:
-    governor = cpu.get("governor")
+def _governor(cpu: CpuInfo) -> PreflightWarning | None:
+    governor = cpu.governor
     if governor is None or governor == "performance":
         return None
     return PreflightWarning(
@@ -98,9 +98,9 @@ def _governor(cpu: Mapping[str, Any]) -> PreflightWarning | None:
     )
 
 
-def _turbo(cpu: Mapping[str, Any]) -> PreflightWarning | None:
-    control = cpu.get("turbo_control")
-    if cpu.get("turbo") is not True or control not in TURBO_OFF:
+def _turbo(cpu: CpuInfo) -> PreflightWarning | None:
+    control = cpu.turbo_control
+    if cpu.turbo is not True or control is None or control not in TURBO_OFF:
         return None
     return PreflightWarning(
         code="turbo",
@@ -109,13 +109,13 @@ def _turbo(cpu: Mapping[str, Any]) -> PreflightWarning | None:
     )
 
 
-def _load(busy: float | None, cpu: Mapping[str, Any], threshold: float) -> PreflightWarning | None:
+def _load(busy: float | None, cpu: CpuInfo, threshold: float) -> PreflightWarning | None:
     if busy is None:
         return PreflightWarning(
             code="load",
             message="cannot read /proc/stat: whether other work is running is unknown",
         )
-    usable = int(cpu.get("usable_cpus") or 1)
+    usable = cpu.usable_cpus or 1
     limit = threshold * usable
     if busy <= limit:
         return None
@@ -127,21 +127,21 @@ def _load(busy: float | None, cpu: Mapping[str, Any], threshold: float) -> Prefl
     )
 
 
-def _cgroup_quota(cpu: Mapping[str, Any]) -> PreflightWarning | None:
-    quota = cpu.get("cgroup_cpu_quota")
-    visible = cpu.get("affinity_cpus") or cpu.get("online_cpus")
+def _cgroup_quota(cpu: CpuInfo) -> PreflightWarning | None:
+    quota = cpu.cgroup_cpu_quota
+    visible = cpu.affinity_cpus or cpu.online_cpus
     if quota is None or visible is None or quota >= visible:
         return None
     return PreflightWarning(
         code="cgroup_quota",
         message=f"cgroup CPU quota is {quota:g} CPUs but {visible} CPUs are visible: thread "
         f"pools sized to {visible} get throttled; raise the quota (`docker run "
-        f"--cpus {visible}`) or set runtime.intra_op_threads to {cpu.get('usable_cpus')}",
+        f"--cpus {visible}`) or set runtime.intra_op_threads to {cpu.usable_cpus}",
     )
 
 
-def _swap(memory: Mapping[str, Any]) -> PreflightWarning | None:
-    used = memory.get("swap_used_bytes")
+def _swap(memory: MemoryInfo) -> PreflightWarning | None:
+    used = memory.swap_used_bytes
     if not used:
         return None
     return PreflightWarning(
@@ -151,21 +151,21 @@ def _swap(memory: Mapping[str, Any]) -> PreflightWarning | None:
     )
 
 
-def _gpu_label(gpu: Mapping[str, Any], position: int) -> str:
-    index = gpu.get("index", position)
-    name = gpu.get("name")
+def _gpu_label(gpu: GpuInfo, position: int) -> str:
+    index = position if gpu.index is None else gpu.index
+    name = gpu.name
     return f"GPU {index} ({name})" if name else f"GPU {index}"
 
 
-def _gpu_processes(gpu: Mapping[str, Any], label: str, me: OwnProcess) -> PreflightWarning | None:
+def _gpu_processes(gpu: GpuInfo, label: str, me: OwnProcess) -> PreflightWarning | None:
     """Processes on the GPU other than this harness.
 
     In a container the driver's PIDs are host PIDs that this process cannot map to itself;
     then, if a GPU runtime is up here, one of them may be the harness (a session from an
     earlier run in this process): a lone one is not flagged, more are, with that caveat.
     """
-    listed = _distinct(gpu.get("processes") or [])
-    others = [p for p in listed if _pid(p) not in me.pids]
+    listed = _distinct(gpu.processes)
+    others = [p for p in listed if p.pid not in me.pids]
     maybe_me = not me.host_pids and me.gpu_runtime and len(others) == len(listed)
     if len(others) <= (1 if maybe_me else 0):
         return None
@@ -181,38 +181,29 @@ def _gpu_processes(gpu: Mapping[str, Any], label: str, me: OwnProcess) -> Prefli
     )
 
 
-def _distinct(processes: Sequence[Any]) -> list[Any]:
+def _distinct(processes: Sequence[GpuProcess]) -> list[GpuProcess]:
     """One entry per PID: NVML lists a process with compute and graphics work twice."""
     seen: set[int] = set()
     kept = []
     for process in processes:
-        pid = _pid(process)
-        if pid is None or pid not in seen:
+        if process.pid is None or process.pid not in seen:
             kept.append(process)
-        if pid is not None:
-            seen.add(pid)
+        if process.pid is not None:
+            seen.add(process.pid)
     return kept
 
 
-def _pid(process: Any) -> int | None:
-    pid = process.get("pid") if isinstance(process, Mapping) else None
-    return pid if isinstance(pid, int) and not isinstance(pid, bool) else None
+def _process_text(process: GpuProcess) -> str:
+    pid, name = process.pid, process.name
+    return " ".join(part for part in (f"pid {pid}" if pid else "", name or "") if part) or "?"
 
 
-def _process_text(process: Any) -> str:
-    if isinstance(process, Mapping):
-        pid, name = process.get("pid"), process.get("name")
-        return " ".join(part for part in (f"pid {pid}" if pid else "", name or "") if part) or "?"
-    return str(process)
-
-
-def _gpu_throttling(gpu: Mapping[str, Any], label: str) -> PreflightWarning | None:
+def _gpu_throttling(gpu: GpuInfo, label: str) -> PreflightWarning | None:
     # An idle GPU always reports "idle"; before the run that is expected, not throttling.
-    active = gpu.get("throttle_reasons_active") or []
-    reasons = [str(r) for r in active if "idle" not in str(r).lower()]
+    reasons = [r for r in gpu.throttle_reasons_active if "idle" not in r.lower()]
     if not reasons:
         return None
-    tool = THROTTLE_TOOLS.get(str(gpu.get("vendor")), THROTTLE_TOOLS["nvidia"])
+    tool = THROTTLE_TOOLS.get(str(gpu.vendor), THROTTLE_TOOLS["nvidia"])
     return PreflightWarning(
         code="gpu_throttling",
         message=f"{label} is already throttling ({', '.join(reasons)}): let it cool down "
@@ -220,8 +211,8 @@ def _gpu_throttling(gpu: Mapping[str, Any], label: str) -> PreflightWarning | No
     )
 
 
-def _gpu_persistence(gpu: Mapping[str, Any], label: str) -> PreflightWarning | None:
-    if gpu.get("persistence_mode") is not False:
+def _gpu_persistence(gpu: GpuInfo, label: str) -> PreflightWarning | None:
+    if gpu.persistence_mode is not False:
         return None
     return PreflightWarning(
         code="gpu_persistence",
@@ -231,7 +222,7 @@ def _gpu_persistence(gpu: Mapping[str, Any], label: str) -> PreflightWarning | N
 
 
 # Checks of one GPU's mapping alone (the processes check also needs this process).
-GPU_CHECKS: tuple[Callable[[Mapping[str, Any], str], PreflightWarning | None], ...] = (
+GPU_CHECKS: tuple[Callable[[GpuInfo, str], PreflightWarning | None], ...] = (
     _gpu_throttling,
     _gpu_persistence,
 )

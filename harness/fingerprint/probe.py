@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
-
-@dataclass(frozen=True, kw_only=True)
-class Missing:
-    """A fingerprint field that could not be read, and why."""
-
-    field: str
-    reason: str
-
-    def to_dict(self) -> dict[str, str]:
-        """JSON form: {"field": ..., "reason": ...}."""
-        return {"field": self.field, "reason": self.reason}
+from harness.records.fingerprint import Missing
 
 
 class Probe:

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import harness
 from harness.fingerprint.probe import Probe
 from harness.gitstate import read_git_state
+from harness.records.fingerprint_sections import HarnessInfo
 
 
 def default_repo_dir() -> Path:
@@ -15,7 +15,7 @@ def default_repo_dir() -> Path:
     return Path(harness.__file__).resolve().parents[1]
 
 
-def collect_harness(probe: Probe, repo_dir: Path | None, *, git: str = "git") -> dict[str, Any]:
+def collect_harness(probe: Probe, repo_dir: Path | None, *, git: str = "git") -> HarnessInfo:
     """The harness version, and the git commit of `repo_dir` with the dirty flag.
 
     Dirty follows harness.gitstate's rule (untracked files not in .gitignore count).
@@ -25,4 +25,4 @@ def collect_harness(probe: Probe, repo_dir: Path | None, *, git: str = "git") ->
         probe.note("harness.git_commit", state.commit_problem)
     if state.dirty_problem is not None:
         probe.note("harness.git_dirty", state.dirty_problem)
-    return {"version": harness.__version__, "git_commit": state.commit, "git_dirty": state.dirty}
+    return HarnessInfo(version=harness.__version__, git_commit=state.commit, git_dirty=state.dirty)

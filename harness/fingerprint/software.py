@@ -6,10 +6,10 @@ import platform
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from importlib import metadata
-from typing import Any
 
 from harness.fingerprint.probe import Probe
 from harness.packages import PACKAGES, VersionOf, package_versions
+from harness.records.fingerprint_sections import PythonInfo, SoftwareInfo
 from harness.runtime.info import available_providers
 
 # Variables read by OpenMP, BLAS/oneDNN, onnxruntime, allocators and GPU runtimes, by exact
@@ -67,7 +67,7 @@ def collect_software(
     *,
     version: VersionOf = metadata.version,
     providers: ProviderList = onnxruntime_providers,
-) -> dict[str, Any]:
+) -> SoftwareInfo:
     """The interpreter, the versions of the packages that run the benchmark, and ORT providers."""
     packages = package_versions(PACKAGES, version=version)
     for name, found in packages.items():
@@ -78,14 +78,13 @@ def collect_software(
     except (ImportError, OSError) as exc:
         available = None
         probe.note("software.providers", f"onnxruntime cannot be imported: {exc}")
-    return {
-        "python": {
-            "implementation": platform.python_implementation(),
-            "version": platform.python_version(),
-        },
-        "packages": packages,
-        "providers": available,
-    }
+    return SoftwareInfo(
+        python=PythonInfo(
+            implementation=platform.python_implementation(), version=platform.python_version()
+        ),
+        packages=packages,
+        providers=None if available is None else tuple(available),
+    )
 
 
 def collect_env(

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.config import ProfileName
-from harness.fingerprint.fingerprint import Fingerprint, collect_fingerprint
+from harness.fingerprint.fingerprint import collect_fingerprint
 from harness.fingerprint.preflight import PreflightWarning, enforce_strict, preflight
+from harness.records.fingerprint import Fingerprint
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,7 +22,7 @@ class Survey:
 
 def survey(
     *,
-    gpus: Sequence[Mapping[str, Any]],
+    gpus: Sequence[Mapping[str, object]],
     gpu_missing: Sequence[tuple[str, str]],
     profile: ProfileName | None,
     strict: bool = False,

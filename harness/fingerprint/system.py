@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from harness.fingerprint.cgroup import proc_dir
 from harness.fingerprint.probe import Probe
+from harness.records.fingerprint_sections import ContainerInfo, OsInfo
 
 # Substring of /proc/1/cgroup -> container runtime; kubepods first, its paths also say docker.
 CGROUP_MARKERS = (
@@ -23,14 +23,14 @@ IMAGE_ID_VAR = "BEYOND_TOPS_IMAGE_ID"
 IMAGE_TAG_VAR = "BEYOND_TOPS_IMAGE_TAG"
 
 
-def collect_os(probe: Probe) -> dict[str, Any]:
+def collect_os(probe: Probe) -> OsInfo:
     """Kernel release, OS name, C library version and machine architecture."""
-    return {
-        "kernel": probe.text("proc/sys/kernel/osrelease", "os.kernel"),
-        "release": _os_release(probe),
-        "glibc": _glibc(probe),
-        "arch": _arch(probe),
-    }
+    return OsInfo(
+        kernel=probe.text("proc/sys/kernel/osrelease", "os.kernel"),
+        release=_os_release(probe),
+        glibc=_glibc(probe),
+        arch=_arch(probe),
+    )
 
 
 def _os_release(probe: Probe) -> str | None:
@@ -71,7 +71,7 @@ def _arch(probe: Probe) -> str | None:
 
 def collect_container(
     probe: Probe, environ: Mapping[str, str], *, pid: int | None = None
-) -> dict[str, Any]:
+) -> ContainerInfo:
     """Whether we run in a container, with the evidence; `/.dockerenv` alone does not count."""
     evidence, runtimes = _container_clues(probe, environ, proc_dir(pid))
     ignored: list[str] = []
@@ -87,14 +87,14 @@ def collect_container(
             "container.image_id",
             f"{IMAGE_ID_VAR} not set: not started by the harness's docker runner",
         )
-    return {
-        "detected": bool(evidence),
-        "runtime": runtimes[0] if runtimes else None,
-        "evidence": evidence,
-        "ignored_evidence": ignored,
-        "image_id": image_id,
-        "image_tag": environ.get(IMAGE_TAG_VAR),
-    }
+    return ContainerInfo(
+        detected=bool(evidence),
+        runtime=runtimes[0] if runtimes else None,
+        evidence=tuple(evidence),
+        ignored_evidence=tuple(ignored),
+        image_id=image_id,
+        image_tag=environ.get(IMAGE_TAG_VAR),
+    )
 
 
 def _container_clues(

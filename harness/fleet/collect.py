@@ -13,7 +13,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from harness.analysis.fleet import (
     Difference,
@@ -27,21 +26,24 @@ from harness.analysis.fleet_outliers import (
     outliers,
     too_few_peers,
 )
-from harness.analysis.groups import Group, load_group
+from harness.analysis.values import headline, metric_values
 from harness.errors import HarnessError, ResultError
 from harness.files import atomic_write_text
-from harness.fleet.plan import TASK_RESULT_FILE, FleetPlan, TaskSpec
+from harness.fleet.plan import FleetPlan, TaskSpec
 from harness.fleet.records import EntryRecord
+from harness.fleet.scheduled import SlurmScheduler
 from harness.fleet.state import TaskStatus
 from harness.fleet.tree import check_tree
 from harness.foreign import inside
+from harness.records.group import Group
+from harness.records.layout import MERGED_JSON, MERGED_MD, TASK_RESULT_FILE
 from harness.records.metrics import Metric
-from harness.results.metrics import headline, metric_values
-from harness.results.records import RunResult
+from harness.records.result import RunResult
+from harness.results.groups import load_group
+from harness.strictjson import JsonObject
 
-MERGED_JSON = "fleet-merged.json"
 REFUSED = "; not merged"  # how a row's note ends when its run led out of its attempt
-MERGED_MD = "fleet-merged.md"
+MERGED_SCHEMA_VERSION = 1  # of fleet-merged.json; history: 1, the first
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -270,7 +272,9 @@ def _power(results: Sequence[RunResult], name: str) -> float | None:
 
 
 def _partition(plan: FleetPlan, status: TaskStatus) -> str | None:
-    found = (status.record.partition if status.record else None) or plan.scheduler.get("partition")
+    scheduler = plan.scheduler
+    stated = scheduler.partition if isinstance(scheduler, SlurmScheduler) else None
+    found = (status.record.partition if status.record else None) or stated
     return None if found is None else str(found)
 
 
@@ -320,10 +324,10 @@ def render_markdown(merged: Merged) -> str:
     return "\n".join(lines) + "\n"
 
 
-def merged_dict(merged: Merged) -> dict[str, Any]:
+def merged_dict(merged: Merged) -> JsonObject:
     """The merged comparison as JSON-ready data."""
     return {
-        "schema_version": 1,
+        "schema_version": MERGED_SCHEMA_VERSION,
         "fleet": merged.fleet.name,
         "suite": merged.plan.suite,
         "hw": merged.plan.hw,

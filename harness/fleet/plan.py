@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 import harness
 from harness.config import (
@@ -35,18 +35,26 @@ from harness.config import (
 from harness.errors import ConfigError, ResultError
 from harness.files import atomic_write_text
 from harness.fleet.grammar import check_image, check_name, check_suite_name, check_text
-from harness.fleet.records import check_scheduler, load_object
+from harness.fleet.records import load_object
+from harness.fleet.scheduled import Scheduler, parse_scheduler, scheduler_json
 from harness.foreign import inside
-from harness.strictjson import maybe, typed, want
+from harness.records.layout import FLEET_FILE, TASK_FILE, TASKS_DIR
+from harness.strictjson import Format, Json, JsonObject, check_versioned, maybe, typed, want
 
-FLEET_FILE = "fleet.json"
-TASK_FILE = "task.json"
-TASK_RESULT_FILE = "task-result.json"  # one attempt's record, written by `harness fleet task`
-TASKS_DIR = "tasks"
-MODELS_DIR = "models"
-LOGS_DIR = "logs"
 FLEET_SCHEMA_VERSION = 1
 TASK_SCHEMA_VERSION = 1
+FLEET_FORMAT = Format(
+    what="a beyond-tops fleet file",
+    newest=FLEET_SCHEMA_VERSION,
+    oldest=1,
+    older_fix="plan it again",
+)
+TASK_FORMAT = Format(
+    what="a beyond-tops task file",
+    newest=TASK_SCHEMA_VERSION,
+    oldest=1,
+    older_fix="plan it again",
+)
 MAX_TASKS = 10_000  # Slurm's default MaxArraySize is 1001; a larger fleet is a typo
 
 ShardBy = Literal["scenario", "node"]
@@ -54,6 +62,8 @@ SHARD_BY: tuple[ShardBy, ...] = ("scenario", "node")
 Runner = Literal["auto", "local", "docker"]
 RUNNERS: tuple[Runner, ...] = ("auto", "local", "docker")
 SchedulerKind = Literal["slurm", "k8s"]
+SCHEDULER_KINDS: tuple[SchedulerKind, ...] = ("slurm", "k8s")
+C = TypeVar("C", bound=str)  # one of a closed set of names
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,7 +107,7 @@ class FleetPlan:
     created_utc: str = ""
     harness_version: str = harness.__version__
     # What the scheduler needs and was told: partition, submissions (Slurm); namespace, Job (k8s)
-    scheduler: dict[str, Any] = field(default_factory=dict)
+    scheduler: Scheduler | None = None
 
 
 def plan_tasks(
@@ -153,12 +163,12 @@ def read_plan(fleet: Path) -> FleetPlan:
     data = load_object(
         path, ResultError, "fleet", "pass a directory `harness fleet slurm|k8s` made"
     )
-    _check_version(data, path, FLEET_SCHEMA_VERSION)
+    check_versioned(data, str(path), FLEET_FORMAT, ResultError)
     at = str(path)
     try:
         tasks = want(data, "tasks", list, at, ResultError)
         return FleetPlan(
-            kind=_choice(data, "kind", ("slurm", "k8s"), path),
+            kind=_choice(data, "kind", SCHEDULER_KINDS, path),
             suite=check_suite_name(at, want(data, "suite", str, at, ResultError)),
             hw=check_name(f"{at}: hw", want(data, "hw", str, at, ResultError), "a target"),
             profile=_choice(data, "profile", PROFILES, path),
@@ -168,7 +178,9 @@ def read_plan(fleet: Path) -> FleetPlan:
             tasks=tuple(_task_from(t, f"{at}: tasks[{i}]") for i, t in enumerate(tasks)),
             created_utc=maybe(data, "created_utc", str, at, ResultError) or "",
             harness_version=maybe(data, "harness_version", str, at, ResultError) or "",
-            scheduler=check_scheduler(data.get("scheduler"), f"{at}: scheduler", ResultError),
+            scheduler=parse_scheduler(
+                data.get("scheduler"), str(data.get("kind")), f"{at}: scheduler", ResultError
+            ),
         )
     except ConfigError as exc:  # a damaged scenario: the fleet file is damaged, not an option
         raise ResultError(f"{exc}; the fleet file is damaged") from None
@@ -191,7 +203,7 @@ def read_task(fleet: Path, index: int) -> TaskFile:
     path = task_dir(fleet, index) / TASK_FILE
     fix = f"pass an index the fleet has (see {fleet / FLEET_FILE})"
     data = load_object(path, ResultError, "task", fix)
-    _check_version(data, path, TASK_SCHEMA_VERSION)
+    check_versioned(data, str(path), TASK_FORMAT, ResultError)
     try:
         spec = _task_from(data, str(path))
         image = maybe(data, "image", str, str(path), ConfigError)
@@ -228,7 +240,7 @@ def _resolve_model(entry: Entry, fleet: Path, where: str) -> Entry:
     return replace(entry, scenario=replace(entry.scenario, model=model))
 
 
-def _task_dict(task: TaskSpec, plan: FleetPlan) -> dict[str, Any]:
+def _task_dict(task: TaskSpec, plan: FleetPlan) -> JsonObject:
     return {
         "schema_version": TASK_SCHEMA_VERSION,
         "harness_version": plan.harness_version,
@@ -240,7 +252,7 @@ def _task_dict(task: TaskSpec, plan: FleetPlan) -> dict[str, Any]:
     }
 
 
-def _spec_dict(task: TaskSpec) -> dict[str, Any]:
+def _spec_dict(task: TaskSpec) -> JsonObject:
     return {
         "index": task.index,
         "node": task.node,
@@ -256,7 +268,7 @@ def _spec_dict(task: TaskSpec) -> dict[str, Any]:
     }
 
 
-def _plan_dict(plan: FleetPlan) -> dict[str, Any]:
+def _plan_dict(plan: FleetPlan) -> JsonObject:
     return {
         "schema_version": FLEET_SCHEMA_VERSION,
         "harness_version": plan.harness_version,
@@ -268,12 +280,12 @@ def _plan_dict(plan: FleetPlan) -> dict[str, Any]:
         "runner": plan.runner,
         "image": plan.image,
         "shard_by": plan.shard_by,
-        "scheduler": plan.scheduler,
+        "scheduler": scheduler_json(plan.scheduler),
         "tasks": [_spec_dict(task) for task in plan.tasks],
     }
 
 
-def _task_from(data: Any, where: str) -> TaskSpec:
+def _task_from(data: Json, where: str) -> TaskSpec:
     task = typed(data, dict, where, ResultError)
     entries = []
     for i, item in enumerate(want(task, "entries", list, where, ResultError)):
@@ -303,24 +315,14 @@ def _task_from(data: Any, where: str) -> TaskSpec:
     )
 
 
-def _check_version(data: dict[str, Any], path: Path, current: int) -> None:
-    version = data.get("schema_version")
-    if version != current:
-        fix = (
-            "upgrade beyond-tops"
-            if isinstance(version, int) and version > current
-            else "plan it again"
-        )
-        raise ResultError(f"{path}: schema_version {version!r} is not {current}; {fix}")
-
-
-def _choice(data: dict[str, Any], key: str, allowed: tuple[Any, ...], path: Path) -> Any:
+def _choice(data: JsonObject, key: str, allowed: tuple[C, ...], path: Path) -> C:
     value = data.get(key)
-    if value not in allowed:
-        names = ", ".join(str(a) for a in allowed)
-        raise ResultError(f"{path}: {key}: {value!r} is not one of {names}")
-    return value
+    for choice in allowed:
+        if choice == value:
+            return choice
+    names = ", ".join(str(a) for a in allowed)
+    raise ResultError(f"{path}: {key}: {value!r} is not one of {names}")
 
 
-def _dump(data: dict[str, Any]) -> str:
+def _dump(data: JsonObject) -> str:
     return json.dumps(data, indent=2) + "\n"

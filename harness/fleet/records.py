@@ -14,17 +14,33 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, TypeVar
+from typing import NoReturn, TypeVar
 
 from harness.errors import HarnessError, ResultError
 from harness.fleet.grammar import check_text, escaped
 from harness.foreign import MAX_JSON_BYTES, ErrorType, read_text
-from harness.strictjson import maybe, shown_kind, typed, want
+from harness.strictjson import (
+    Format,
+    Json,
+    JsonObject,
+    check_versioned,
+    maybe,
+    shown_kind,
+    typed,
+    want,
+)
 
+TASK_RESULT_VERSION = 1  # of task-result.json, written by harness.fleet.task
+TASK_RESULT = Format(
+    what="a beyond-tops task record",
+    newest=TASK_RESULT_VERSION,
+    oldest=1,
+    older_fix="run the task again",
+)
 T = TypeVar("T")
 
 
-def load_object(path: Path, error: ErrorType, what: str, fix: str) -> dict[str, Any]:
+def load_object(path: Path, error: ErrorType, what: str, fix: str) -> JsonObject:
     """The JSON object in `path`; anything else is one `error` naming the file and the fix."""
     if not path.exists() and not path.is_symlink():
         raise error(f"{path}: no such {what} file; {fix}")
@@ -40,7 +56,7 @@ def load_object(path: Path, error: ErrorType, what: str, fix: str) -> dict[str, 
     return data
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number (a finite number is)")
 
 
@@ -51,7 +67,7 @@ def _finite(text: str) -> float:
     return value
 
 
-def job_id(value: Any, where: str, error: ErrorType) -> str:
+def job_id(value: object, where: str, error: ErrorType) -> str:
     """A Slurm job ID: digits only (it is passed to squeue, sacct and scancel)."""
     text = value if isinstance(value, str) else None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -61,7 +77,7 @@ def job_id(value: Any, where: str, error: ErrorType) -> str:
     return text
 
 
-def index_list(value: Any, where: str, error: ErrorType) -> tuple[int, ...]:
+def index_list(value: object, where: str, error: ErrorType) -> tuple[int, ...]:
     """A list of task indices: whole numbers >= 0."""
     items = typed(value, list, where, error)
     indices = tuple(typed(item, int, f"{where}[{i}]", error) for i, item in enumerate(items))
@@ -111,10 +127,11 @@ def read_task_record(path: Path) -> TaskRecordView:
     The fleet's readers catch it: a damaged record makes only its own task's row say so.
     """
     data = load_object(path, ResultError, "task record", "the task wrote it; run it again")
+    check_versioned(data, str(path), TASK_RESULT, ResultError)
     return parse_task_record(data, str(path))
 
 
-def parse_task_record(data: Mapping[str, Any], where: str) -> TaskRecordView:
+def parse_task_record(data: Mapping[str, Json], where: str) -> TaskRecordView:
     """The typed view of a task record's data: each key of its type, absent ones empty."""
     placement = maybe(data, "placement", dict, where, ResultError) or {}
     at = f"{where}: placement"
@@ -136,12 +153,12 @@ def parse_task_record(data: Mapping[str, Any], where: str) -> TaskRecordView:
     )
 
 
-def _entry(value: Any, where: str) -> EntryRecord:
+def _entry(value: object, where: str) -> EntryRecord:
     item = typed(value, dict, where, ResultError)
     run = maybe(item, "run", str, where, ResultError)
     error = maybe(item, "error", str, where, ResultError)
     return EntryRecord(
-        name=_shown(want(item, "name", str, where, ResultError), f"{where}: name", ResultError),
+        name=shown_text(want(item, "name", str, where, ResultError), f"{where}: name", ResultError),
         run=None if run is None else relative_run(run, f"{where}: run"),
         exit_code=maybe(item, "exit_code", int, where, ResultError),
         error=_escaped(error),
@@ -167,43 +184,11 @@ def _escaped(message: str | None) -> str | None:
 
 def _text(value: str | None, where: str) -> str | None:
     """A string shown on a line of status: no control character."""
-    return None if value is None else _shown(value, where, ResultError)
+    return None if value is None else shown_text(value, where, ResultError)
 
 
-# ---- fleet.json's scheduler ----
-
-
-def check_scheduler(value: Any, where: str, error: ErrorType) -> dict[str, Any]:
-    """fleet.json's `scheduler`: Slurm's partition and submissions, or the Job's name, typed."""
-    if value is None:
-        return {}
-    data = dict(typed(value, dict, where, error))
-    for key, kind in (("partition", str), ("namespace", str), ("job", str)):
-        text = maybe(data, key, kind, where, error)
-        if text is not None:
-            _shown(text, f"{where}: {key}", error)
-    maybe(data, "time_min", int, where, error)
-    maybe(data, "applied", bool, where, error)
-    if "submissions" in data:
-        submissions = typed(data["submissions"], list, f"{where}: submissions", error)
-        data["submissions"] = [
-            _submission(item, f"{where}: submissions[{i}]", error)
-            for i, item in enumerate(submissions)
-        ]
-    return data
-
-
-def _submission(value: Any, where: str, error: ErrorType) -> dict[str, Any]:
-    item = typed(value, dict, where, error)
-    node = maybe(item, "node", str, where, error)
-    return {
-        "job_id": job_id(item.get("job_id"), f"{where}: job_id", error),
-        "indices": list(index_list(item.get("indices"), f"{where}: indices", error)),
-        "node": None if node is None else _shown(node, f"{where}: node", error),
-    }
-
-
-def _shown(value: str, where: str, error: ErrorType) -> str:
+def shown_text(value: str, where: str, error: ErrorType) -> str:
+    """A string shown on a line of status, checked: no control character; else `error`."""
     try:
         return check_text(where, value)
     except HarnessError as exc:

@@ -29,8 +29,9 @@ from harness.fleet.grammar import (
     log_pattern,
     sbatch_quote,
 )
-from harness.fleet.plan import LOGS_DIR, FleetPlan
+from harness.fleet.plan import FleetPlan
 from harness.fleet.state import SchedulerView
+from harness.records.layout import LOGS_DIR
 
 SCRIPT_FILE = "fleet.sbatch"
 SUBMIT_FILE = "submit.sh"

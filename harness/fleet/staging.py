@@ -20,8 +20,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.errors import ConfigError, ResultError
-from harness.fleet.plan import LOGS_DIR, MODELS_DIR, TASKS_DIR, Entry
+from harness.fleet.plan import Entry
 from harness.foreign import Progress, sha256_file
+from harness.records.layout import LOGS_DIR, MODELS_DIR, TASKS_DIR
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -16,15 +16,16 @@ its own task's line.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ResultError
-from harness.fleet.plan import LOGS_DIR, TASK_RESULT_FILE, FleetPlan, task_dir
+from harness.fleet.plan import FleetPlan, task_dir
 from harness.fleet.records import TaskRecordView, read_task_record
+from harness.fleet.scheduled import SlurmScheduler
 from harness.fleet.tree import check_tree
 from harness.foreign import inside
+from harness.records.layout import LOGS_DIR, TASK_RESULT_FILE
 
 # The states in which a task has ended well; every other ended state is a failure.
 GOOD_STATES = frozenset({"COMPLETED"})
@@ -162,27 +163,6 @@ def _check_runs(attempt: Path, record: TaskRecordView) -> None:
             raise ResultError(f"{attempt / TASK_RESULT_FILE}: entries[{i}]: run: {exc}") from None
 
 
-def latest_attempt(directory: Path) -> tuple[Path, Mapping[str, Any]] | None:
-    """The task's most recently started, readable attempt and its record as checked data.
-
-    For readers outside the fleet package (show, report, site): the record's fields have
-    their types, and each entry's `run` is relative without `..`.
-    """
-    latest = read_attempts(directory, directory.parent.parent).latest
-    if latest is None:
-        return None
-    attempt, record = latest
-    return attempt, record_dict(record)
-
-
-def record_dict(record: TaskRecordView) -> dict[str, Any]:
-    """A checked record in task-result.json's own shape."""
-    data = asdict(record)
-    placement = {k: data.pop(k) for k in ("scheduler", "node", "job_id", "array_job_id")}
-    placement["partition"] = data.pop("partition")
-    return {**data, "entries": list(data["entries"]), "placement": placement}
-
-
 def _job_ids(
     plan: FleetPlan, latest: Mapping[int, tuple[Path, TaskRecordView] | None]
 ) -> dict[int, list[str]]:
@@ -192,11 +172,12 @@ def _job_ids(
         job = found[1].job if found else None
         if job:
             owners.setdefault(index, []).append(job)
-    for submission in plan.scheduler.get("submissions", []):
-        job = submission.get("job_id")
-        for index in submission.get("indices", []) if job else []:
-            if str(job) not in owners.setdefault(int(index), []):
-                owners[int(index)].append(str(job))
+    scheduler = plan.scheduler
+    for submission in scheduler.submissions if isinstance(scheduler, SlurmScheduler) else ():
+        job = submission.job_id
+        for index in submission.indices if job else ():
+            if job not in owners.setdefault(index, []):
+                owners[index].append(job)
     return owners
 
 

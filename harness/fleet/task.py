@@ -24,14 +24,15 @@ from typing import IO, Any
 
 import harness
 from harness.errors import STOP_SIGNALS, HarnessError, ResultError, interrupted_cause, stop_signal
-from harness.execution.campaign import Job, run_trials
-from harness.execution.pipeline import Launcher, RunSpec
+from harness.execution.campaign import Campaign, run_trials
+from harness.execution.pipeline import Launcher
 from harness.files import atomic_write_text
 from harness.fleet.placement import Placement, placement_from
-from harness.fleet.plan import TASK_RESULT_FILE, Entry, TaskFile, read_task, task_dir
+from harness.fleet.plan import Entry, TaskFile, read_task, task_dir
+from harness.fleet.records import TASK_RESULT_VERSION
 from harness.fleet.stops import RecordedStops
-
-TASK_RESULT_VERSION = 1
+from harness.records.layout import TASK_RESULT_FILE
+from harness.records.request import RunRequest
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -135,17 +136,19 @@ def _stopped(attempt: Path, record: TaskRecord, signum: int) -> None:
 def _run_entry(
     task: TaskFile, entry: Entry, attempt: Path, launch: Launcher | None, out: IO[str]
 ) -> EntryOutcome:
-    spec = RunSpec(
+    request = RunRequest(
         scenario=entry.scenario,
         scenario_path=Path(entry.scenario_path) if entry.scenario_path else None,
         profile=task.profile,
         hw=task.hw,
     )
-    job = Job(spec=spec, out_root=attempt, launch=launch, compliance=_compliance(spec))
+    campaign = Campaign(
+        request=request, out_root=attempt, launch=launch, compliance=_compliance(request)
+    )
     name = entry.scenario.name
     before = {p.name for p in attempt.iterdir()}
     try:
-        path = run_trials(job, entry.trials, stream=out)
+        path = run_trials(campaign, entry.trials, stream=out)
     except HarnessError as exc:
         print(f"error: {name}: {exc}", file=sys.stderr, flush=True)
         run = _new_run(attempt, before)
@@ -164,13 +167,13 @@ def _run_entry(
     )
 
 
-def _compliance(spec: RunSpec) -> tuple[Any, ...]:
+def _compliance(request: RunRequest) -> tuple[Any, ...]:
     """The compliance tests MLPerf requires of the model, with the submission profile."""
     from harness.compliance.rules import required_tests
 
-    if spec.profile != "submission":
+    if request.profile != "submission":
         return ()
-    return required_tests(spec.scenario.model.loadgen_name or spec.model_name)
+    return required_tests(request.loadgen_key)
 
 
 def _launcher(task: TaskFile, fleet: Path, stream: IO[str] | None) -> tuple[str, Launcher | None]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from harness.config import MULTISTREAM_SAMPLES_PER_QUERY, ProfileName, Scenario
 from harness.errors import ConfigError, RunError
+from harness.records.request import Expectation
 
 _CONF_START = b"# The format of this config file is 'key = value'."
 ACCURACY_SERVER_QPS = 10000.0  # a Server accuracy test's arrival rate when none is given
@@ -38,14 +38,6 @@ def official_mlperf_conf() -> str:
 def sha256_text(text: str) -> str:
     """Hex sha256 of a text's UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-@dataclass(frozen=True, kw_only=True)
-class Expectation:
-    """What warm-up measured, handed to LoadGen so it generates enough queries."""
-
-    latency_ns: float
-    samples_per_second: float
 
 
 def user_conf_overrides(

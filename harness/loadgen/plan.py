@@ -9,13 +9,13 @@ from pathlib import Path
 from harness.config import ProfileName, Scenario
 from harness.files import atomic_write_text
 from harness.loadgen import conf as lgconf
-from harness.loadgen.logparse import parse_detail_log
 from harness.loadgen.timed import TestPlan
+from harness.records.layout import AUDIT_CONFIG, DETAIL_LOG, MLPERF_CONF, USER_CONF
+from harness.records.loadgen_log import parse_detail_log
+from harness.records.request import Expectation
 
 # LoadGen's words when its run was too short for the speed it was told to expect.
 _UNDERSIZED = ("Increase expected QPS", "Decrease the expected latency")
-
-AUDIT_CONFIG = "audit.config"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,7 +32,7 @@ def write_test_confs(
     scenario: Scenario,
     profile: ProfileName,
     model_key: str,
-    expected: lgconf.Expectation | None,
+    expected: Expectation | None,
     total_samples: int,
     mode: str,
     audit: Audit | None = None,
@@ -47,16 +47,16 @@ def write_test_confs(
         overrides["accuracy_sample_count_override"] = min(
             scenario.quick.accuracy_sample_count, total_samples
         )
-    atomic_write_text(out_dir / "mlperf.conf", lgconf.official_mlperf_conf())
+    atomic_write_text(out_dir / MLPERF_CONF, lgconf.official_mlperf_conf())
     atomic_write_text(
-        out_dir / "user.conf", lgconf.render_user_conf(model_key, scenario.scenario, overrides)
+        out_dir / USER_CONF, lgconf.render_user_conf(model_key, scenario.scenario, overrides)
     )
     return TestPlan(
         scenario=scenario.scenario,
         mode=mode,
         model_key=model_key,
-        mlperf_conf=out_dir / "mlperf.conf",
-        user_conf=out_dir / "user.conf",
+        mlperf_conf=out_dir / MLPERF_CONF,
+        user_conf=out_dir / USER_CONF,
         out_dir=out_dir,
         total_sample_count=total_samples,
         audit_config=None if audit is None else write_audit_config(out_dir, audit),
@@ -78,32 +78,32 @@ def write_audit_config(out_dir: Path, audit: Audit) -> Path:
 
 
 def retry_expectation(
-    scenario: Scenario, run_dir: Path, expected: lgconf.Expectation
-) -> lgconf.Expectation | None:
+    scenario: Scenario, run_dir: Path, expected: Expectation
+) -> Expectation | None:
     """A better expectation when LoadGen says its run was too short for the one it had."""
-    log = parse_detail_log(run_dir / "mlperf_log_detail.txt")
+    log = parse_detail_log(run_dir / DETAIL_LOG)
     reasons = " ".join(log.get("result_invalid_reason", []))
     if log.get("result_validity") == "VALID" or not any(r in reasons for r in _UNDERSIZED):
         return None
     if scenario.scenario == "Offline":
         measured = float(log.get("result_samples_per_second") or 0)
-        return lgconf.Expectation(
+        return Expectation(
             latency_ns=expected.latency_ns,
             samples_per_second=max(measured, expected.samples_per_second) * 1.5,
         )
     latency = float(log.get("result_min_latency_ns") or expected.latency_ns)
-    return lgconf.Expectation(
+    return Expectation(
         latency_ns=min(latency, expected.latency_ns) / 2,
         samples_per_second=expected.samples_per_second,
     )
 
 
-def expectation_from(min_latency_ns: float, batch_size: int) -> lgconf.Expectation:
+def expectation_from(min_latency_ns: float, batch_size: int) -> Expectation:
     """What warm-up's fastest query tells LoadGen to expect.
 
     The fastest query errs on the side of a run that is too long rather than one that ends
     before its minimum duration (INVALID).
     """
-    return lgconf.Expectation(
+    return Expectation(
         latency_ns=min_latency_ns, samples_per_second=batch_size * 1e9 / min_latency_ns
     )

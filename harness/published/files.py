@@ -15,12 +15,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ResultError
 from harness.foreign import MAX_JSON_BYTES, MAX_LOG_BYTES, inside, read_bytes, read_text
-from harness.loadgen.logparse import DetailLog, parse_detail_lines
-from harness.strictjson import loads
+from harness.records.loadgen_log import DetailLog, parse_detail_lines
+from harness.strictjson import JsonObject, loads
 
 MAX_SUMMARY_BYTES = 1024 * 1024  # LoadGen's summary is a few KiB
 MAX_ACCURACY_BYTES = MAX_JSON_BYTES
@@ -70,9 +69,7 @@ def text_file(root: Path, path: Path, limit_bytes: int = MAX_ACCURACY_BYTES) -> 
     return read_text(inside(root, path, ResultError), ResultError, limit_bytes)
 
 
-def json_fields(
-    root: Path, path: Path, fields: tuple[str, ...], warnings: list[str]
-) -> dict[str, Any]:
+def json_fields(root: Path, path: Path, fields: tuple[str, ...], warnings: list[str]) -> JsonObject:
     """The `fields` of a JSON object in the tree that are well typed; one warning per other.
 
     Raises:
@@ -82,7 +79,7 @@ def json_fields(
     data = loads(text, str(path), ResultError)
     if not isinstance(data, dict):
         raise ResultError(f"{path}: not a JSON object")
-    kept: dict[str, Any] = {}
+    kept: JsonObject = {}
     for key in fields:
         if key not in data:
             continue

@@ -10,59 +10,28 @@ are copied into the record.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from harness.config import ScenarioName
 from harness.errors import ResultError
-from harness.loadgen.logparse import (
+from harness.published import files
+from harness.published.metric import LOGGED, main_metric
+from harness.published.tree import Location, tree_version
+from harness.records.layout import ACCURACY_DIR, ACCURACY_TXT, DETAIL_LOG, SUMMARY_LOG
+from harness.records.loadgen_log import (
     DetailLog,
     effective_settings,
     latency_percentiles_ns,
     logged_float,
     samples_per_second,
 )
-from harness.published import files
-from harness.published.tree import Location, tree_version
-from harness.results.published import MainMetric, PublishedResult, PublishedSystem, model_key
-from harness.results.records import Latencies, SettingValue
+from harness.records.metrics import SCHEDULED
+from harness.records.published import PublishedResult, PublishedSystem, model_key
+from harness.records.result import Latencies, SettingValue
+from harness.strictjson import Json, JsonObject
 
-DETAIL_LOG = "mlperf_log_detail.txt"
-SUMMARY_LOG = "mlperf_log_summary.txt"
-ACCURACY_FILE = "accuracy.txt"
-# Each scenario's MLPerf metric: (record name, label, unit, the summary line that states it).
-METRICS: Mapping[ScenarioName, tuple[str, str, str, str]] = {
-    "Offline": ("samples_per_second", "Offline samples/s", "samples/s", "Samples per second"),
-    "Server": (
-        "scheduled_samples_per_second",
-        "Server scheduled samples/s",
-        "samples/s",
-        "Scheduled samples per second",
-    ),
-    "SingleStream": (
-        "latency_ns.p90",
-        "SingleStream p90 latency",
-        "ns",
-        "90th percentile latency (ns)",
-    ),
-    "MultiStream": (
-        "latency_ns.p99",
-        "MultiStream p99 latency (per query)",
-        "ns",
-        "99th percentile latency (ns)",
-    ),
-}
 _ABSENT = {"", "n/a", "na", "none", "-"}
-# The detail-log key of each metric (MultiStream: LoadGen's per-query percentile).
-_DETAIL_KEYS: Mapping[str, str] = {
-    "samples_per_second": "result_samples_per_second",
-    "scheduled_samples_per_second": "result_scheduled_samples_per_sec",
-    "latency_ns.p90": "result_90.00_percentile_latency_ns",
-    "latency_ns.p99": "result_99.00_percentile_per_query_latency_ns",
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +56,8 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
     _check_log(log, loc, detail)
     lat = _latencies(log, detail)
     summary_text = _summary(loc.root, summary, warnings, copies)
-    metric = _metric(loc.scenario, log, lat, summary_text, detail, warnings)
+    version = mlperf_version or tree_version(loc)
+    metric = main_metric(loc.scenario, version, log, summary_text, detail, warnings)
     valid = _validity(log, detail, warnings)
     system_file = loc.org_dir / "systems" / f"{loc.system}.json"
     system_data = _json_object(loc.root, system_file, "system description", warnings)
@@ -98,13 +68,13 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
     types = measured[1] if measured else {}
     if measured is not None:
         copies.append((measured[0], f"measurements/{measured[0].name}"))
-    accuracy = loc.scenario_dir / "accuracy" / ACCURACY_FILE
+    accuracy = loc.scenario_dir / ACCURACY_DIR / ACCURACY_TXT
     accuracy_line = _accuracy(loc.root, accuracy, warnings, copies)
     record = PublishedResult(
         source="published",
         org=loc.org,
         division=loc.division,
-        mlperf_version=mlperf_version or tree_version(loc),
+        mlperf_version=version,
         loadgen_version=_text(log.get("loadgen_version")),
         system=_system(loc.system, system_data or {}),
         benchmark=loc.benchmark,
@@ -116,9 +86,7 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
         invalid_reasons=_invalid_reasons(log),
         metric=metric,
         samples_per_second=samples_per_second(log),
-        scheduled_samples_per_second=logged_float(
-            log, _DETAIL_KEYS["scheduled_samples_per_second"]
-        ),
+        scheduled_samples_per_second=logged_float(log, LOGGED[SCHEDULED.key][0]),
         latency_ns=Latencies(**lat),
         early_stopping_met=_bool(log.get("early_stopping_met")),
         settings=_settings(log),
@@ -155,43 +123,6 @@ def _check_log(log: DetailLog, loc: Location, path: Path) -> None:
         )
 
 
-def _metric(
-    scenario: ScenarioName,
-    log: DetailLog,
-    lat: Mapping[str, int | None],
-    summary: str | None,
-    detail: Path,
-    warnings: list[str],
-) -> MainMetric:
-    """The scenario's metric from the detail log, checked against (or else from) the summary."""
-    name, label, unit, line = METRICS[scenario]
-    key = _DETAIL_KEYS[name]
-    value: Any = lat[name.split(".")[1]] if "." in name else log.get(key)
-    stated = _summary_value(summary, line)
-    if value is None and stated is None:
-        raise ResultError(f"{detail}: no {key} (nor '{line}' in the summary); no {label}")
-    raw: Any = value if value is not None else stated
-    try:
-        number = float(raw)
-    except (TypeError, ValueError):
-        number = math.nan
-    if not math.isfinite(number) or number < 0:
-        raise ResultError(f"{detail}: {label} is {raw!r}, not a number LoadGen writes")
-    if value is None:
-        warnings.append(f"{detail}: no {key}; {label} taken from {SUMMARY_LOG}'s '{line}'")
-    elif stated is not None and abs(number - stated) > 1e-3 * max(abs(stated), 1.0):
-        warnings.append(f"{SUMMARY_LOG} says {line} {stated:g}; the detail log {number:g}")
-    return MainMetric(name=name, label=label, value=number, unit=unit)
-
-
-def _summary_value(text: str | None, line: str) -> float | None:
-    match = re.search(rf"^{re.escape(line)}\s*:\s*([0-9.eE+\-]+)\s*$", text or "", re.M)
-    try:
-        return float(match.group(1)) if match else None
-    except ValueError:
-        return None
-
-
 def _validity(log: DetailLog, path: Path, warnings: list[str]) -> bool | None:
     verdict = log.get("result_validity")
     if verdict is None:
@@ -200,7 +131,7 @@ def _validity(log: DetailLog, path: Path, warnings: list[str]) -> bool | None:
     return str(verdict).upper() == "VALID"
 
 
-def _bool(value: Any) -> bool | None:
+def _bool(value: object) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
@@ -246,12 +177,12 @@ def _accuracy(
     except ResultError as exc:
         warnings.append(f"{exc}; accuracy not imported")
         return None
-    copies.append((path, f"accuracy/{ACCURACY_FILE}"))
+    copies.append((path, f"{ACCURACY_DIR}/{ACCURACY_TXT}"))
     first = lines[0].strip() if lines else ""
     return first[: files.MAX_FIELD_CHARS] or None
 
 
-def _json_object(root: Path, path: Path, what: str, warnings: list[str]) -> dict[str, Any] | None:
+def _json_object(root: Path, path: Path, what: str, warnings: list[str]) -> JsonObject | None:
     """A system JSON's well-typed fields; None (with a warning naming it) where it is not one."""
     if not files.present(path):
         warnings.append(f"{path}: no {what}; its fields are unknown")
@@ -263,7 +194,7 @@ def _json_object(root: Path, path: Path, what: str, warnings: list[str]) -> dict
         return None
 
 
-def _measurements(loc: Location, warnings: list[str]) -> tuple[Path, dict[str, Any]] | None:
+def _measurements(loc: Location, warnings: list[str]) -> tuple[Path, JsonObject] | None:
     """The measurements JSON that states the data types, if the tree has one."""
     folder = loc.org_dir / "measurements" / loc.system / loc.benchmark / loc.scenario_dir.name
     try:
@@ -281,7 +212,7 @@ def _measurements(loc: Location, warnings: list[str]) -> tuple[Path, dict[str, A
     return None
 
 
-def _system(system_id: str, data: Mapping[str, Any]) -> PublishedSystem:
+def _system(system_id: str, data: Mapping[str, Json]) -> PublishedSystem:
     return PublishedSystem(
         id=system_id,
         name=_text(data.get("system_name")),
@@ -298,7 +229,7 @@ def _system(system_id: str, data: Mapping[str, Any]) -> PublishedSystem:
     )
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     """A system JSON value as text; None where it says nothing (absent, empty, N/A)."""
     if isinstance(value, Mapping):
         text = "; ".join(f"{k} {_text(v) or ''}".strip() for k, v in value.items())
@@ -310,7 +241,7 @@ def _text(value: Any) -> str | None:
 
 
 def _division_check(
-    loc: Location, data: Mapping[str, Any], path: Path, warnings: list[str]
+    loc: Location, data: Mapping[str, Json], path: Path, warnings: list[str]
 ) -> None:
     stated = _text(data.get("division"))
     if stated is not None and stated.lower() != loc.division.lower():

@@ -15,7 +15,8 @@ from harness.errors import ResultError
 from harness.files import atomic_write_bytes
 from harness.published.files import file_bytes
 from harness.published.read import Reading
-from harness.results.published import PublishedResult, write_published
+from harness.published.record import write_published
+from harness.records.published import PublishedResult
 
 DEFAULT_OUT = Path("results/published-imports")
 

@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.config import ScenarioName
+from harness.records.layout import PERFORMANCE_DIR, RESULTS_DIR
 
-PERFORMANCE_DIR = "performance"
-RESULTS_DIR = "results"
 RUN_DIR = re.compile(r"^run_(\d+)$")
 # Scenario directories as submitters spell them (UntetherAI's v4.1 tree: lower case).
 SCENARIOS: Mapping[str, ScenarioName] = {

@@ -1,1 +1,1 @@
-"""Records that cross package boundaries; for now the metric catalogue (harness.records.metrics)."""
+"""Every typed record that crosses a package boundary, and the metric catalogue (metrics.py)."""

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import harness
-from harness.config import PROFILES, ProfileName, Scenario, scenario_from_dict, scenario_to_dict
+from harness.config import PROFILES, scenario_from_dict, scenario_to_dict
 from harness.errors import ConfigError
 from harness.files import atomic_write_text
-from harness.strictjson import maybe, read_json, want
+from harness.records.request import Expectation, RunRequest
+from harness.strictjson import Format, JsonObject, maybe, read_versioned, shown_kind, want
 
 T = TypeVar("T")
 
@@ -20,7 +21,11 @@ T = TypeVar("T")
 # both are read).
 JOB_SCHEMA_VERSION = 2
 JOB_OLDEST_READABLE = 1
-JOB_FILE = "job.json"
+JOB_FORMAT = Format(
+    what="a beyond-tops job file",
+    newest=JOB_SCHEMA_VERSION,
+    oldest=JOB_OLDEST_READABLE,
+)
 ComplianceTest = Literal["TEST01", "TEST04"]
 COMPLIANCE_TESTS: tuple[ComplianceTest, ...] = ("TEST01", "TEST04")
 LoadGenTest = Literal["performance", "accuracy", "find_peak", "TEST01", "TEST04"]
@@ -28,32 +33,19 @@ TESTS: tuple[LoadGenTest, ...] = ("performance", "accuracy", "find_peak", *COMPL
 
 
 @dataclass(frozen=True, kw_only=True)
-class Expected:
-    """The speed LoadGen is told to expect, so it generates enough queries."""
-
-    latency_ns: float
-    samples_per_second: float
-
-
-@dataclass(frozen=True, kw_only=True)
 class Job:
-    """One LoadGen test in one worker process, and where its outcome goes.
+    """One LoadGen test of a request in one worker process, and where its outcome goes.
 
-    The scenario is resolved (precision, batch size and providers from the command line
-    applied), so the file alone says what ran; `harness.execution.worker` runs it again as it
+    The request is resolved (the command line applied to its scenario, its model file named
+    from `/`), so the file alone says what ran; `harness.execution.worker` runs it again as it
     stands.
     """
 
-    scenario: Scenario
-    scenario_path: str | None
-    profile: ProfileName
-    hw: str
+    request: RunRequest
     test: LoadGenTest
     run_dir: Path
-    model_override: Path | None = None
-    strict: bool = False
     # None: the worker's warm-up measures it. Set for a re-run sized from a measured speed.
-    expected: Expected | None = None
+    expected: Expectation | None = None
     attempt: int = 1
     # A re-run's first attempt, kept for the record (relative to run_dir).
     previous_attempt: str | None = None
@@ -67,22 +59,23 @@ def as_compliance_test(test: str) -> ComplianceTest:
     raise ConfigError(f"{test!r} is not a compliance test (allowed: {', '.join(COMPLIANCE_TESTS)})")
 
 
-def job_to_dict(job: Job) -> dict[str, Any]:
-    """The JSON form of a job, versioned."""
+def job_to_dict(job: Job) -> JsonObject:
+    """The JSON form of a job, versioned: the request's fields flat, beside the test's."""
+    request = job.request
     return {
         "schema_version": JOB_SCHEMA_VERSION,
         "harness_version": harness.__version__,
         "test": job.test,
         "run_dir": str(job.run_dir),
-        "hw": job.hw,
-        "profile": job.profile,
-        "strict": job.strict,
-        "model_override": None if job.model_override is None else str(job.model_override),
-        "scenario_path": job.scenario_path,
-        "expected": None if job.expected is None else vars(job.expected),
+        "hw": request.hw,
+        "profile": request.profile,
+        "strict": request.strict,
+        "model_override": _text(request.model_override),
+        "scenario_path": _text(request.scenario_path),
+        "expected": None if job.expected is None else _expectation_to_dict(job.expected),
         "attempt": job.attempt,
         "previous_attempt": job.previous_attempt,
-        "scenario": scenario_to_dict(job.scenario),
+        "scenario": scenario_to_dict(request.scenario),
     }
 
 
@@ -94,59 +87,69 @@ def write_job(job: Job, path: Path) -> Path:
 
 def read_job(path: Path) -> Job:
     """Read a job file; every problem is a one-line ConfigError naming the file and key."""
-    data = _read(path)
-    version = data.get("schema_version")
-    if type(version) is not int or not JOB_OLDEST_READABLE <= version <= JOB_SCHEMA_VERSION:
-        newer = isinstance(version, int) and version > JOB_SCHEMA_VERSION
-        fix = "upgrade beyond-tops" if newer else "write it again with this beyond-tops"
-        raise ConfigError(
-            f"{path}: job schema_version {version!r} is not "
-            f"{JOB_OLDEST_READABLE}-{JOB_SCHEMA_VERSION}; {fix}"
-        )
+    # a task file's job may come from another machine: bounded, strict JSON
+    data = read_versioned(path, JOB_FORMAT, ConfigError, missing="no such job file").data
     where = str(path)
     test = _choice(data, "test", TESTS, where)
     profile = _choice(data, "profile", PROFILES, where)
-    expected = data.get("expected")
-    try:
-        return Job(
-            scenario=scenario_from_dict(data.get("scenario"), f"{where}: scenario"),
-            scenario_path=data.get("scenario_path"),
-            profile=profile,
-            hw=want(data, "hw", str, where, ConfigError),
-            test=test,
-            run_dir=Path(want(data, "run_dir", str, where, ConfigError)),
-            model_override=_path(maybe(data, "model_override", str, where, ConfigError)),
-            strict=_or(maybe(data, "strict", bool, where, ConfigError), False),
-            expected=None if expected is None else Expected(**expected),
-            attempt=_or(maybe(data, "attempt", int, where, ConfigError), 1),
-            previous_attempt=data.get("previous_attempt"),
-        )
-    except KeyError as exc:
-        raise ConfigError(f"{path}: missing key {exc.args[0]!r}; write the job again") from None
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{path}: {exc}; write the job again") from None
+    request = RunRequest(
+        scenario=scenario_from_dict(data.get("scenario"), f"{where}: scenario"),
+        scenario_path=_path(maybe(data, "scenario_path", str, where, ConfigError)),
+        profile=profile,
+        hw=want(data, "hw", str, where, ConfigError),
+        model_override=_path(maybe(data, "model_override", str, where, ConfigError)),
+        strict=_or(maybe(data, "strict", bool, where, ConfigError), False),
+    )
+    return Job(
+        request=request,
+        test=test,
+        run_dir=Path(want(data, "run_dir", str, where, ConfigError)),
+        expected=_expectation(maybe(data, "expected", dict, where, ConfigError), where),
+        attempt=_or(maybe(data, "attempt", int, where, ConfigError), 1),
+        previous_attempt=maybe(data, "previous_attempt", str, where, ConfigError),
+    )
 
 
-def _read(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        raise ConfigError(f"{path}: no such job file")
-    data = read_json(path, ConfigError)  # a task file's job may come from another machine
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a JSON object")
-    return data
+def _expectation_to_dict(expected: Expectation) -> JsonObject:
+    return {"latency_ns": expected.latency_ns, "samples_per_second": expected.samples_per_second}
+
+
+def _expectation(data: JsonObject | None, where: str) -> Expectation | None:
+    """The recorded expectation: both speeds, finite numbers; None when none was recorded."""
+    if data is None:
+        return None
+    unknown = sorted(set(data) - {"latency_ns", "samples_per_second"})
+    if unknown:
+        raise ConfigError(f"{where}: expected: unknown key {unknown[0]!r}; write the job again")
+    return Expectation(
+        latency_ns=_number(data, "latency_ns", f"{where}: expected"),
+        samples_per_second=_number(data, "samples_per_second", f"{where}: expected"),
+    )
+
+
+def _number(data: JsonObject, key: str, where: str) -> float:
+    value = want(data, key, object, where, ConfigError)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{where}: {key}: expected a number, got {shown_kind(value)}")
+    return float(value)
 
 
 def _or(value: T | None, default: T) -> T:
     return default if value is None else value
 
 
-def _choice(data: dict[str, Any], key: str, allowed: tuple[Any, ...], where: str) -> Any:
+def _choice(data: JsonObject, key: str, allowed: tuple[T, ...], where: str) -> T:
     value = data.get(key)
-    if value not in allowed:
-        names = ", ".join(str(a) for a in allowed)
-        raise ConfigError(f"{where}: {key}: {value!r} is not allowed (allowed: {names})")
-    return value
+    for choice in allowed:
+        if value == choice:
+            return choice
+    names = ", ".join(str(a) for a in allowed)
+    raise ConfigError(f"{where}: {key}: {value!r} is not allowed (allowed: {names})")
 
 
 def _path(value: str | None) -> Path | None:
     return None if value is None else Path(value)
+
+
+def _text(value: Path | None) -> str | None:
+    return None if value is None else str(value)

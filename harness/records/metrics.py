@@ -1,7 +1,7 @@
 """The metric catalogue: every metric's key, label, unit, scale, direction and spread rule.
 
 One row per metric. Its key is what trials.json records and compare shows, and the dotted
-path of its value in result.json and in RunResult (`harness.results.metrics` reads it there);
+path of its value in result.json and in RunResult (`harness.analysis.values` reads it there);
 `published` is the path of the same quantity in published.json, where an imported MLPerf
 result has it. Per scenario, SCENARIOS names MLPerf's headline metric and the others reported.
 Show, report, compare, trials, sweeps, fleet and site ask here and keep no table of their own.
@@ -17,6 +17,8 @@ v5.0 to v6.0) and LoadGen 6.0's summary states it on its first lines:
   the scheduled rate, now one of LoadGen's "Additional Stats"), valid only in a VALID run:
   one whose latency at its bound's percentile (p99 for ResNet-50) is within the bound.
 
+Earlier rounds judged Server and SingleStream otherwise: EARLIER, round_headline.
+
 Key grammar: a key of ROWS, or ``telemetry.sources.<source>.<value>`` with a non-empty
 <source> and <value> one of SOURCE_VALUES. Anything else is refused (ResultError).
 """
@@ -24,6 +26,7 @@ Key grammar: a key of ROWS, or ``telemetry.sources.<source>.<value>`` with a non
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -315,6 +318,14 @@ SCENARIOS: Mapping[str, ScenarioMetrics] = {
         ),
     )
 }
+# Per scenario, the first round judged by today's headline and the one before it (the
+# checker's RESULT_FIELD_NEW: Server's scheduled rate up to v4.0; early stopping since v2.0,
+# before which MultiStream's metric was samples per query, a metric of no row here).
+EARLIER: Mapping[str, tuple[tuple[int, int], Metric | None]] = {
+    "Server": ((4, 1), SCHEDULED),
+    "SingleStream": ((2, 0), P90),
+    "MultiStream": ((2, 0), None),
+}
 _AT_PERCENTILE: Mapping[float, Metric] = {
     50.0: P50,
     90.0: P90,
@@ -331,6 +342,25 @@ def scenario_metrics(scenario: str) -> ScenarioMetrics:
     if found is None:
         raise ResultError(f"unknown scenario {scenario!r}; known: {', '.join(SCENARIOS)}")
     return found
+
+
+def round_headline(scenario: str, mlperf_version: str | None) -> Metric:
+    """MLPerf's headline of a scenario in a round ("4.0"); today's where the round is unknown.
+
+    ResultError for an unknown scenario, a version not like 4.1, or MultiStream before v2.0.
+    """
+    today = scenario_metrics(scenario).headline
+    if mlperf_version is None:
+        return today
+    found = re.fullmatch(r"(\d+)\.(\d+)", mlperf_version, re.ASCII)
+    if found is None:
+        raise ResultError(f"MLPerf round {mlperf_version!r}: not a round like 4.1")
+    since, before = EARLIER.get(scenario, ((0, 0), today))
+    if (int(found[1]), int(found[2])) >= since:
+        return today
+    if before is None:
+        raise ResultError(f"MLPerf v{mlperf_version}: {scenario}'s metric then has no row here")
+    return before
 
 
 def bound_latency(percentile: float | None) -> Metric:

@@ -8,16 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from harness.analysis.groups import Group, group_warnings
-from harness.fingerprint import Fingerprint
+from harness.analysis.groups import group_warnings
+from harness.published.describe import describe
+from harness.records.fingerprint import Fingerprint
+from harness.records.group import Group
+from harness.records.layout import DETAIL_LOG, RESULT_FILE, SUMMARY_LOG, TELEMETRY_FILE
+from harness.records.published import PublishedResult
 from harness.report.blocks import Block, Bullets, Heading, Para, Table
 from harness.report.cells import slug
-from harness.report.figures import (
-    TELEMETRY_FILE,
-    latency_blocks,
-    telemetry_blocks,
-    utilization_blocks,
-)
+from harness.report.figures import latency_blocks, telemetry_blocks, utilization_blocks
 from harness.report.machine import machine_label, machine_rows
 from harness.report.summary import (
     SUMMARY_HEADER,
@@ -28,9 +27,8 @@ from harness.report.summary import (
     summary_row,
 )
 from harness.report.tables import results_blocks, server_blocks, sweep_blocks
-from harness.results.published import PublishedResult, describe
 
-RAW_FILES = ("mlperf_log_summary.txt", "result.json", "mlperf_log_detail.txt", TELEMETRY_FILE)
+RAW_FILES = (SUMMARY_LOG, RESULT_FILE, DETAIL_LOG, TELEMETRY_FILE)
 
 
 def build_report(

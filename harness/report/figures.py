@@ -5,20 +5,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.analysis.groups import Group, RunSet
-from harness.analysis.stats import percent
+from harness.analysis.values import metric_getter
+from harness.records.group import Group, RunSet
+from harness.records.layout import CPU_TELEMETRY_FILE, QUERY_LATENCIES_FILE, TELEMETRY_FILE
+from harness.records.measures import Utilization
+from harness.records.metrics import percent
+from harness.records.result import RunResult
 from harness.report import latency_plots, plots
 from harness.report.blocks import Block, Heading, Image, Para, Table
 from harness.report.cells import distinct_notes, fixed, ms, slug
-from harness.results.measures import Utilization
-from harness.results.metrics import metric_getter
-from harness.results.records import RunResult
-from harness.telemetry.cpufile import CPU_TELEMETRY_FILE, read_cpu_csv
+from harness.telemetry.cpufile import read_cpu_csv
 from harness.telemetry.csvfile import read_telemetry_csv
 from harness.telemetry.filestate import telemetry_file_state
-from harness.telemetry.latencies import QUERY_LATENCIES_FILE, QueryLatencies, read_query_latencies
+from harness.telemetry.latencies import QueryLatencies, read_query_latencies
 
-TELEMETRY_FILE = "telemetry.csv"
 SAMPLE_FIELDS = ("power_w", "temp_c", "sm_clock_mhz", "mem_clock_mhz", "util_pct", "throttle")
 CDF_CAPTION = (
     "LoadGen's detail log keeps only percentiles, so this CDF is drawn through the points "

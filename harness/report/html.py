@@ -7,7 +7,8 @@ import struct
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.analysis.groups import Group
+from harness.records.group import Group
+from harness.records.published import PublishedResult
 from harness.report import safe
 from harness.report.blocks import (
     Block,
@@ -20,7 +21,6 @@ from harness.report.blocks import (
     numeric_columns,
 )
 from harness.report.document import build_report, page_title
-from harness.results.published import PublishedResult
 
 CSS = """
 body { font-family: system-ui, sans-serif; max-width: 72rem; margin: 2rem auto; padding: 0 1rem;

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.analysis.groups import Group
 from harness.files import atomic_write_bytes
+from harness.records.group import Group
+from harness.records.published import PublishedResult
 from harness.report.blocks import Image, block_markdown
 from harness.report.document import build_report
-from harness.results.published import PublishedResult
 
 
 def render_markdown(

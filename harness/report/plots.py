@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from harness.analysis.groups import Sweep
 from harness.errors import DependencyError
-from harness.results.records import Latencies
+from harness.records.group import Sweep
+from harness.records.result import Latencies
 from harness.telemetry.base import Sample, Telemetry
 
 if TYPE_CHECKING:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from harness.analysis.groups import Group
 from harness.analysis.spread import spread_flags
+from harness.analysis.values import headline, metric_values
+from harness.records.group import Group
 from harness.records.metrics import SCENARIOS, per_source, percent, scenario_metrics
-from harness.results.metrics import headline, metric_values
-from harness.results.records import RunResult
+from harness.records.result import RunResult
 
 
 def render_summary(result: RunResult, run_dir: str | None = None) -> str:

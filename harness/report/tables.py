@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.analysis.groups import Group, Sweep
 from harness.analysis.spread import spread_flags
 from harness.analysis.trials import trial_stats
+from harness.analysis.values import headline, metric_values, reported, telemetry_metrics
+from harness.records.group import Group, Sweep
 from harness.records.metrics import THROUGHPUT, UTILIZATION, Metric, percent, scenario_metrics
+from harness.records.result import RunResult
 from harness.report import plots
 from harness.report.blocks import Block, Bullets, Heading, Image, Para, Table
 from harness.report.cells import distinct_notes, fixed, ms
-from harness.results.metrics import headline, metric_values, reported, telemetry_metrics
-from harness.results.records import RunResult
 
 STOPPED = {
     "plateau": "throughput stopped rising (two points in a row under 3 % above the best)",

@@ -13,9 +13,9 @@ from typing import Any
 
 from harness.analysis.compare import IGNORED_SETTINGS
 from harness.config import ScenarioName
-from harness.fingerprint.fingerprint import compare_fingerprints
-from harness.results.measures import CalibrationRecord
-from harness.results.records import RunResult, SettingValue
+from harness.records.fingerprint import compare_fingerprints
+from harness.records.measures import CalibrationRecord
+from harness.records.result import RunResult, SettingValue
 
 Settings = Mapping[str, SettingValue]
 # Clocks are not in the fingerprint's comparability fields (the current one changes by the

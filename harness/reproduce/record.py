@@ -8,20 +8,27 @@ from typing import Any
 
 from harness.errors import ResultError
 from harness.files import atomic_write_text
+from harness.records.codec import from_data, to_object
 from harness.records.metrics import metric
 from harness.reproduce.codes import VERDICT_CODES
 from harness.reproduce.verdict import Reproduction
-from harness.results.codec import from_data, schema_problem, to_data
+from harness.results.schema import schema_problem
+from harness.strictjson import Format, read_versioned
 
 # History: 1, the first.
 REPRODUCTION_SCHEMA_VERSION = 1
-REPRODUCTION_FILE = "reproduction.json"
 SCHEMA_FILE = "reproduction.schema.json"  # in harness/schemas
+REPRODUCTION = Format(
+    what="a beyond-tops reproduction file",
+    newest=REPRODUCTION_SCHEMA_VERSION,
+    oldest=1,
+    older_fix="run `harness reproduce` again",
+)
 
 
 def to_dict(reproduction: Reproduction) -> dict[str, Any]:
     """JSON-ready data, schema_version first."""
-    return {"schema_version": REPRODUCTION_SCHEMA_VERSION, **to_data(reproduction)}
+    return {"schema_version": REPRODUCTION_SCHEMA_VERSION, **to_object(reproduction)}
 
 
 def write_reproduction(reproduction: Reproduction, path: Path) -> Path:
@@ -38,22 +45,7 @@ def write_reproduction(reproduction: Reproduction, path: Path) -> Path:
 
 def read_reproduction(path: Path) -> Reproduction:
     """Read reproduction.json; ResultError, in one line, for anything this version cannot read."""
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ResultError(f"{path}: not readable JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise ResultError(f"{path}: not a beyond-tops reproduction file")
-    version = data.get("schema_version")
-    if version != REPRODUCTION_SCHEMA_VERSION:
-        fix = (
-            "upgrade beyond-tops"
-            if isinstance(version, int) and version > REPRODUCTION_SCHEMA_VERSION
-            else "run `harness reproduce` again"
-        )
-        raise ResultError(
-            f"{path}: schema_version {version!r} is not {REPRODUCTION_SCHEMA_VERSION}; {fix}"
-        )
+    data = read_versioned(path, REPRODUCTION, ResultError).data
     problem = schema_problem(data, SCHEMA_FILE)
     if problem is not None:
         raise ResultError(f"{path}: not a reproduction file ({problem})")

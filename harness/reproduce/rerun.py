@@ -1,7 +1,7 @@
 """Run a recorded job again: the recorded runs, the model by sha256, the trials, the verdict.
 
-The RunSpec is rebuilt from the recorded job.json (harness.execution.pipeline.spec_of_run), so the
-scenario, profile, target, seeds, sample counts and durations are the recorded ones and
+The RunRequest is read back from the recorded job.json (harness.execution.pipeline.request_of_run),
+so the scenario, profile, target, seeds, sample counts and durations are the recorded ones and
 nothing is taken from today's scenario files or defaults. The expected speed is measured by
 each trial's warm-up, as it was when the record was made.
 """
@@ -17,28 +17,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from harness.analysis.groups import load_group
-from harness.analysis.stats import welch_t_test
+from harness.analysis.welch import welch_t_test
 from harness.errors import ConfigError, HarnessError, ModelError, ResultError
-from harness.execution.campaign import Job, run_trials
-from harness.execution.pipeline import Launcher, RunSpec, spec_of_run
-from harness.files import RESULT_FILE, create_run_dir, read_incomplete
-from harness.loadgen.logparse import effective_settings, parse_detail_log
+from harness.execution.campaign import Campaign, run_trials
+from harness.execution.pipeline import Launcher, request_of_run
+from harness.files import create_run_dir, read_incomplete
 from harness.models.modelfile import check_model_file, file_sha256
 from harness.models.registry import cache_dir, zoo_model_path
-from harness.records.job import JOB_FILE
+from harness.records.layout import (
+    DETAIL_LOG,
+    JOB_FILE,
+    RECORDED_DIR,
+    REPRODUCTION_FILE,
+    RESULT_FILE,
+    SWEEP_FILE,
+    TRIALS_FILE,
+)
+from harness.records.loadgen_log import effective_settings, parse_detail_log
+from harness.records.request import RunRequest
+from harness.records.result import RunResult
 from harness.reproduce.checks import Settings
-from harness.reproduce.record import REPRODUCTION_FILE, write_reproduction
+from harness.reproduce.record import write_reproduction
 from harness.reproduce.source import check_numbers, check_source
 from harness.reproduce.tolerance import Tolerance
 from harness.reproduce.verdict import BundleRecord, Evidence, Reproduction, judge
-from harness.results.groupfile import SWEEP_FILE, TRIALS_FILE
-from harness.results.records import RunResult
+from harness.results.groups import load_group
 from harness.results.runfile import load_result
 
 DEFAULT_TRIALS = 3  # for a single recorded run; a group's own count otherwise
-DETAIL_LOG = "mlperf_log_detail.txt"
-RECORDED_DIR = "recorded"  # where a bundle opens: inside the reproduction's group
 _TRIAL = re.compile(r"trial-(\d+)")
 
 
@@ -61,7 +67,7 @@ class Recorded:
     path: Path
     run_dirs: tuple[Path, ...]
     results: tuple[RunResult, ...]
-    spec: RunSpec
+    run_request: RunRequest
     requested: int  # the trials the record asked for (1 for a single run)
     is_group: bool
 
@@ -77,12 +83,14 @@ def reproduce(
     if _is_bundle(request.source):
         return _reproduce_bundle(request, launch, stream)
     recorded = load_recorded(request.source)
-    spec = checked_model(recorded, request.model)
+    run_request = checked_model(recorded, request.model)
     trials = _trials(recorded, request)
     group = create_run_dir(
-        request.out, model=spec.model_name, scenario=f"{spec.scenario.scenario}-reproduce"
+        request.out,
+        model=run_request.model_name,
+        scenario=f"{run_request.scenario.scenario}-reproduce",
     )
-    return _measure(recorded, spec, trials, group, request, launch, stream, None)
+    return _measure(recorded, run_request, trials, group, request, launch, stream, None)
 
 
 def load_recorded(path: Path) -> Recorded:
@@ -96,8 +104,8 @@ def load_recorded(path: Path) -> Recorded:
     return _recorded(path, runs.run_dirs, runs.results, requested, group.kind == "trials")
 
 
-def checked_model(recorded: Recorded, model: Path | None) -> RunSpec:
-    """The spec with the model file whose sha256 is the recorded source model's.
+def checked_model(recorded: Recorded, model: Path | None) -> RunRequest:
+    """The recorded request with the model file whose sha256 is the recorded source model's.
 
     Without `model`: the file the recorded job named (the zoo model built again, the
     scenario's path, its --model), the recorded path, then any model in the cache with that
@@ -107,7 +115,7 @@ def checked_model(recorded: Recorded, model: Path | None) -> RunSpec:
     """
     result = recorded.results[0]
     want = result.precision.source_sha256
-    spec = recorded.spec
+    run_request = recorded.run_request
     if model is not None:
         if not os.path.lexists(model):
             raise ModelError(
@@ -115,16 +123,16 @@ def checked_model(recorded: Recorded, model: Path | None) -> RunSpec:
                 f"(sha256 {want})"
             )
         check_model_file(model)  # a loop, FIFO, device or directory: refused, never read
-        return dataclasses.replace(spec, model_override=model)
+        return dataclasses.replace(run_request, model_override=model)
     tried: list[str] = []
-    for path in _job_model(spec):
+    for path in _job_model(run_request):
         got = _sha256(path)
         if got == want:
-            return spec
+            return run_request
         tried.append(f"{path}: {'missing or not a regular file' if got is None else got[:16]}")
     for path in _other_copies(result, want):
         if _sha256(path) == want:
-            return dataclasses.replace(spec, model_override=path)
+            return dataclasses.replace(run_request, model_override=path)
     raise ModelError(
         f"{recorded.path}: no model file with the recorded sha256 {want} "
         f"({'; '.join(tried) or 'the job names none'}); pass it with --model PATH"
@@ -143,7 +151,7 @@ def _reproduce_bundle(
     try:
         opened = open_bundle(request.source, group / RECORDED_DIR, request.trusted)
         recorded = _bundled(request.source, opened.run_dirs)
-        spec = checked_model(recorded, request.model)
+        run_request = checked_model(recorded, request.model)
         trials = _trials(recorded, request)
         ready = True
     finally:
@@ -155,12 +163,12 @@ def _reproduce_bundle(
         verified=opened.verified,
         trusted=opened.trusted,
     )
-    return _measure(recorded, spec, trials, group, request, launch, stream, bundle)
+    return _measure(recorded, run_request, trials, group, request, launch, stream, bundle)
 
 
 def _measure(
     recorded: Recorded,
-    spec: RunSpec,
+    run_request: RunRequest,
     trials: int,
     group: Path,
     request: Request,
@@ -169,9 +177,9 @@ def _measure(
     bundle: BundleRecord | None,
 ) -> tuple[Reproduction, Path]:
     """The trials in `group`, then the verdict; a trial that failed is a verdict, not an error."""
-    job = Job(spec=spec, out_root=request.out, launch=launch)
+    campaign = Campaign(request=run_request, out_root=request.out, launch=launch)
     try:
-        run_trials(job, trials, root=group, stream=stream)
+        run_trials(campaign, trials, root=group, stream=stream)
     except HarnessError:
         if not _trial_dirs(group):  # nothing was measured: an error, not a verdict
             shutil.rmtree(group, ignore_errors=True)
@@ -217,9 +225,9 @@ def _recorded(
     """The recorded runs; all of them must have run one job (a group's trials do)."""
     for run_dir in run_dirs:
         check_numbers(run_dir)
-    specs = [spec_of_run(run_dir) for run_dir in run_dirs]
-    for run_dir, spec in zip(run_dirs[1:], specs[1:], strict=True):
-        if _job_key(spec) != _job_key(specs[0]):
+    asked = [request_of_run(run_dir) for run_dir in run_dirs]
+    for run_dir, run_request in zip(run_dirs[1:], asked[1:], strict=True):
+        if not _same_job(run_request, asked[0]):
             raise ConfigError(
                 f"{path}: {run_dir.name} ran another job than {run_dirs[0].name} (a Server "
                 f"rate found per trial, another model or settings); reproduce one run: "
@@ -229,14 +237,17 @@ def _recorded(
         path=path,
         run_dirs=tuple(run_dirs),
         results=tuple(results),
-        spec=specs[0],
+        run_request=asked[0],
         requested=requested,
         is_group=is_group,
     )
 
 
-def _job_key(spec: RunSpec) -> tuple[object, ...]:
-    return (spec.scenario, spec.profile, spec.hw, spec.model_override, spec.strict)
+def _same_job(one: RunRequest, other: RunRequest) -> bool:
+    """Whether two runs ran one job; the scenario file may have lain elsewhere."""
+    return dataclasses.replace(one, scenario_path=None) == dataclasses.replace(
+        other, scenario_path=None
+    )
 
 
 def _trials(recorded: Recorded, request: Request) -> int:
@@ -249,13 +260,14 @@ def _trials(recorded: Recorded, request: Request) -> int:
     return trials
 
 
-def _job_model(spec: RunSpec) -> list[Path]:
+def _job_model(run_request: RunRequest) -> list[Path]:
     """The model file the recorded job names: its --model, the scenario's path or zoo model."""
-    if spec.model_override is not None:
-        return [spec.model_override]
-    if spec.scenario.model.path is not None:
-        return [Path(spec.scenario.model.path)]
-    return [zoo_model_path(str(spec.scenario.model.zoo))]  # built again, or found cached
+    model = run_request.scenario.model
+    if run_request.model_override is not None:
+        return [run_request.model_override]
+    if model.path is not None:
+        return [Path(model.path)]
+    return [zoo_model_path(str(model.zoo))]  # built again, or found cached
 
 
 def _other_copies(result: RunResult, sha256: str) -> list[Path]:

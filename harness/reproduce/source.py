@@ -13,10 +13,9 @@ import os
 from pathlib import Path
 
 from harness.errors import ConfigError, ResultError
-from harness.files import INCOMPLETE_FILE, RESULT_FILE
+from harness.files import INCOMPLETE_FILE
 from harness.foreign import read_text
-from harness.records.job import JOB_FILE
-from harness.results.groupfile import SWEEP_FILE, TRIALS_FILE
+from harness.records.layout import JOB_FILE, RESULT_FILE, SWEEP_FILE, TRIALS_FILE
 from harness.strictjson import read_json
 
 MAX_INCOMPLETE_BYTES = 64 * 1024  # a cause line and an exit code

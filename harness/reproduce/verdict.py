@@ -15,14 +15,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import harness
-from harness.analysis.stats import trial_stats, welch_t_test
+from harness.analysis.trials import trial_stats
+from harness.analysis.values import headline, metric_values
+from harness.analysis.welch import welch_t_test
 from harness.config import ScenarioName
 from harness.records.metrics import Metric
+from harness.records.result import RunResult
 from harness.reproduce.checks import Settings, comparability_problems, explanations
 from harness.reproduce.codes import VERDICT_CODES, Verdict
 from harness.reproduce.tolerance import Tolerance, ToleranceKey
-from harness.results.metrics import headline, metric_values
-from harness.results.records import RunResult
 
 ALPHA = 0.05  # Welch's significance level, as `harness compare` uses it
 

@@ -1,7 +1,7 @@
-"""Typed, versioned results: run records, their JSON files, trial-group and sweep files.
+"""The result file formats: result.json, trials.json and sweep.json, read and written.
 
-Modules: ``records`` and ``measures`` (the frozen records), ``codec`` (records <-> JSON data),
-``runfile`` (result.json and its migrations), ``metrics`` (the one metric accessor),
-``groupfile`` (trials.json, sweep.json) and ``build`` (a run's measurements -> RunResult).
-Nothing is re-exported here, so importing a record does not import the builder's stack.
+Modules: ``runfile`` (result.json) and ``migrate`` (its older schema versions), ``groupfile``
+(trials.json, sweep.json), ``groups`` (a run, trials or sweep directory loaded into one
+group), ``schema`` (the JSON Schemas' checks) and ``versions`` (every format's version).
+The records they read and write are harness.records'; nothing is re-exported here.
 """

@@ -17,27 +17,35 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
-from harness.analysis.sweep import (
-    SaturationVerdict,
-    StopReason,
-    SweepLimit,
-    SweepPoint,
-    saturation_verdict,
-)
-from harness.analysis.trials import MetricSpread, TrialStats, trial_stats
+from harness.analysis.sweep import saturation_verdict
+from harness.analysis.trials import trial_stats
 from harness.config import ProfileName, ScenarioName
 from harness.errors import ResultError
 from harness.files import atomic_write_text
+from harness.records.codec import from_data, to_data, to_object
 from harness.records.metrics import metric
-from harness.results.codec import from_data, to_data
+from harness.records.sweep import SaturationVerdict, StopReason, SweepLimit, SweepPoint
+from harness.records.trials import MetricSpread, TrialStats
+from harness.strictjson import Format, Json, JsonObject, read_versioned
 
 GROUP_SCHEMA_VERSION = 3
 OLDEST_READABLE = 1
-TRIALS_FILE = "trials.json"
-SWEEP_FILE = "sweep.json"
 GroupFileKind = Literal["trials", "sweep"]
+
+
+def _group_format(kind: GroupFileKind) -> Format:
+    return Format(
+        what=f"a beyond-tops {kind} file",
+        newest=GROUP_SCHEMA_VERSION,
+        oldest=OLDEST_READABLE,
+        kind=kind,
+        older_fix="re-run it",
+    )
+
+
+GROUP_FORMATS: dict[GroupFileKind, Format] = {k: _group_format(k) for k in ("trials", "sweep")}
 T = TypeVar("T")
 
 
@@ -107,28 +115,14 @@ def read_sweep(path: Path) -> SweepFile:
 
 
 def _write(path: Path, kind: GroupFileKind, record: object) -> None:
-    data = {"schema_version": GROUP_SCHEMA_VERSION, "kind": kind, **to_data(record)}
+    data = {"schema_version": GROUP_SCHEMA_VERSION, "kind": kind, **to_object(record)}
     atomic_write_text(path, json.dumps(data, indent=2) + "\n")
 
 
 def _read(path: Path, kind: GroupFileKind, cls: type[T]) -> T:
-    try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ResultError(f"{path}: not readable JSON ({exc})") from None
-    if not isinstance(data, dict) or data.get("kind") != kind:
-        raise ResultError(f"{path}: not a beyond-tops {kind} file (kind is not {kind!r})")
-    version = data.pop("schema_version", None)
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise ResultError(f"{path}: no schema_version; not a beyond-tops {kind} file")
-    if version > GROUP_SCHEMA_VERSION:
-        raise ResultError(
-            f"{path}: schema_version {version} was written by a newer beyond-tops; "
-            "upgrade beyond-tops"
-        )
-    if version < OLDEST_READABLE:
-        raise ResultError(f"{path}: schema_version {version} is not one this reads; re-run it")
-    del data["kind"]
+    read = read_versioned(path, GROUP_FORMATS[kind], ResultError)
+    version = read.version
+    data = {k: v for k, v in read.data.items() if k not in ("schema_version", "kind")}
     try:
         record = from_data(cls, _migrated(kind, data, version))
         if isinstance(record, TrialsFile):
@@ -149,7 +143,7 @@ def _check_metrics(trials: TrialsFile) -> None:
             raise ResultError(f"{where}: {exc}") from None
 
 
-def _migrated(kind: GroupFileKind, data: dict[str, Any], version: int) -> dict[str, Any]:
+def _migrated(kind: GroupFileKind, data: JsonObject, version: int) -> JsonObject:
     """A version 1 or 2 file's data as version 3: what it did not record, derived or empty."""
     if version == 1:  # written only when the whole group finished
         data = {"complete": True, "failure": None, **data}
@@ -161,10 +155,10 @@ def _migrated(kind: GroupFileKind, data: dict[str, Any], version: int) -> dict[s
     if not isinstance(raw, list):
         return data  # from_data says what is wrong
     points = [from_data(SweepFilePoint, p, f"points[{i}]") for i, p in enumerate(raw)]
-    measured = [p.batch_size for p in points]
+    measured: list[Json] = [p.batch_size for p in points]
     limit = data.get("limit")
-    if isinstance(limit, dict) and isinstance(limit.get("batch_size"), int):
-        measured.append(limit["batch_size"])
+    if isinstance(limit, dict) and isinstance(size := limit.get("batch_size"), int):
+        measured.append(size)
     verdict = saturation_verdict(
         [SweepPoint(batch_size=p.batch_size, stats=p.samples_per_second) for p in points]
     )
@@ -177,7 +171,7 @@ def _migrated(kind: GroupFileKind, data: dict[str, Any], version: int) -> dict[s
     }
 
 
-def _warnings_as_shown(data: dict[str, Any]) -> Any:
+def _warnings_as_shown(data: JsonObject) -> Json:
     """A pre-3 trials file's stats, its warnings (written in the stored unit) anew as shown."""
     raw, name = data.get("stats"), data.get("metric")
     if not isinstance(raw, dict) or not isinstance(name, str):
@@ -195,4 +189,5 @@ def _warnings_as_shown(data: dict[str, Any]) -> Any:
         higher_is_better=stats.higher_is_better,
         shown=how,
     )
-    return {**raw, "warnings": list(again.warnings)}
+    warnings: list[Json] = list(again.warnings)
+    return {**raw, "warnings": warnings}

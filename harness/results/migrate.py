@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any
 
-Data = dict[str, Any]
+from harness.strictjson import Json, JsonObject
+
+Data = JsonObject
 
 AGREEMENT_METRICS = (
     "top1_agreement",
@@ -40,10 +41,10 @@ UTILIZATION_OPTIONAL = (
 )
 
 
-def fill_accuracy(block: Mapping[str, Any]) -> Data:
+def fill_accuracy(block: Mapping[str, Json]) -> Data:
     """The accuracy block with every metric key: a metric that does not apply is null.
 
-    The scorer (harness.analysis.accuracy) leaves such keys out; schema 3 writes them.
+    Schema 2 left such keys out; schema 3 writes them.
     """
     out = copy.deepcopy(dict(block))
     fp32 = out.get("against_fp32")
@@ -57,7 +58,7 @@ def fill_accuracy(block: Mapping[str, Any]) -> Data:
     return out
 
 
-def migrate_2_to_3(data: Mapping[str, Any]) -> Data:
+def migrate_2_to_3(data: Mapping[str, Json]) -> Data:
     """Schema 2 -> 3: rename and fill keys; values are never invented (absent stays absent)."""
     out = copy.deepcopy(dict(data))
     util = out.get("utilization")
@@ -71,13 +72,14 @@ def migrate_2_to_3(data: Mapping[str, Any]) -> Data:
     runtime = out.get("runtime")
     if isinstance(runtime, dict):
         runtime.setdefault("cuda_graphs", False)
-    if isinstance(out.get("accuracy"), dict):
-        out["accuracy"] = fill_accuracy(out["accuracy"])
+    accuracy = out.get("accuracy")
+    if isinstance(accuracy, dict):
+        out["accuracy"] = fill_accuracy(accuracy)
     out["schema_version"] = 3
     return out
 
 
-def migrate_3_to_4(data: Mapping[str, Any]) -> Data:
+def migrate_3_to_4(data: Mapping[str, Json]) -> Data:
     """Schema 3 -> 4: the peak's basis and the attainable rate were not known: null."""
     out = copy.deepcopy(dict(data))
     util = out.get("utilization")
@@ -92,7 +94,7 @@ def migrate_3_to_4(data: Mapping[str, Any]) -> Data:
     return out
 
 
-def migrate_4_to_5(data: Mapping[str, Any]) -> Data:
+def migrate_4_to_5(data: Mapping[str, Json]) -> Data:
     """Schema 4 -> 5: the run's data files were not listed: null (not guessed from names)."""
     out = copy.deepcopy(dict(data))
     out.setdefault("files", None)
@@ -103,7 +105,7 @@ def migrate_4_to_5(data: Mapping[str, Any]) -> Data:
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
-MIGRATIONS: dict[int, Callable[[Mapping[str, Any]], Data]] = {
+MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     2: migrate_2_to_3,
     3: migrate_3_to_4,
     4: migrate_4_to_5,
@@ -111,7 +113,7 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Any]], Data]] = {
 OLDEST_READABLE = min(MIGRATIONS)
 
 
-def upgrade(data: Mapping[str, Any], version: int, target: int) -> Data:
+def upgrade(data: Mapping[str, Json], version: int, target: int) -> Data:
     """Apply each step from ``version`` up to ``target`` (the caller checked both)."""
     out = dict(data)
     for step in range(version, target):

@@ -6,44 +6,39 @@ import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.errors import ResultError
-from harness.files import RESULT_FILE, atomic_write_text, read_incomplete
-from harness.results.codec import from_data, schema_problem, to_data
+from harness.files import atomic_write_text, read_incomplete
+from harness.records.codec import from_data, to_object
+from harness.records.layout import RESULT_FILE
+from harness.records.result import RunResult
 from harness.results.migrate import OLDEST_READABLE, upgrade
-from harness.results.records import RunResult
-from harness.strictjson import read_json
+from harness.results.schema import schema_problem
+from harness.strictjson import Format, Json, JsonObject, check_versioned, read_json
 
 SCHEMA_VERSION = 5  # history: harness.results.migrate
+RESULT = Format(
+    what="a beyond-tops result",
+    newest=SCHEMA_VERSION,
+    oldest=OLDEST_READABLE,
+    older_fix="re-run it",
+)
 SCHEMA_FILE = "result.schema.json"  # the current schema_version's, in harness/schemas
 
 
-def to_dict(result: RunResult) -> dict[str, Any]:
+def to_dict(result: RunResult) -> JsonObject:
     """JSON-ready data of a result, schema_version first."""
-    return {"schema_version": SCHEMA_VERSION, **to_data(result)}
+    return {"schema_version": SCHEMA_VERSION, **to_object(result)}
 
 
-def from_dict(data: Mapping[str, Any], source: str = "result") -> RunResult:
+def from_dict(data: Mapping[str, Json], source: str = "result") -> RunResult:
     """A result from JSON data of any readable schema_version (older ones are migrated).
 
     Raises:
         ResultError: naming ``source``, when the version is unknown or newer, or a key is
             absent, unknown or of the wrong kind; the message says what to do.
     """
-    version = data.get("schema_version")
-    if not isinstance(version, int) or isinstance(version, bool):
-        raise ResultError(f"{source}: no schema_version; not a beyond-tops result")
-    if version > SCHEMA_VERSION:
-        raise ResultError(
-            f"{source}: schema_version {version} was written by a newer beyond-tops "
-            f"(this one reads {OLDEST_READABLE} to {SCHEMA_VERSION}); upgrade beyond-tops"
-        )
-    if version < OLDEST_READABLE:
-        raise ResultError(
-            f"{source}: schema_version {version} is older than this beyond-tops reads "
-            f"({OLDEST_READABLE} to {SCHEMA_VERSION}); re-run it"
-        )
+    version = check_versioned(dict(data), source, RESULT, ResultError).version
     current = upgrade(data, version, SCHEMA_VERSION)
     problem = None
     try:

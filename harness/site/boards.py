@@ -7,10 +7,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.analysis.groups import Group, group_warnings
+from harness.analysis.groups import group_warnings
+from harness.analysis.values import metric_values, published_value_of
+from harness.records.group import Group
 from harness.records.metrics import Metric, scenario_metrics
-from harness.results.metrics import metric_values, published_value_of
-from harness.results.published import PublishedResult
+from harness.records.published import PublishedResult
 from harness.site.discover import EntryKind
 from harness.site.entries import Entry
 from harness.site.headline import (

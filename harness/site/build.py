@@ -12,12 +12,20 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import harness
 from harness.analysis.compare import Comparison, compare
 from harness.errors import HarnessError, ResultError
 from harness.files import atomic_write_text
+from harness.records.layout import (
+    BUNDLE_SUFFIX,
+    COMPARE_MD,
+    INDEX_HTML,
+    REPORT_DIR,
+    REPORT_HTML,
+    REPORT_MD,
+    SITE_FILE,
+)
 from harness.report import safe
 from harness.report.compare_render import render_compare_markdown, render_compare_text
 from harness.report.html import render_html
@@ -26,11 +34,12 @@ from harness.site.assets import CSS, CSS_FILE, JS, JS_FILE
 from harness.site.boards import Board, build_boards
 from harness.site.discover import Discovery, Found, Skipped, discover
 from harness.site.entries import Entry, load_entry
-from harness.site.pages import REPORT_DIR, compare_page, entry_page, index_page
+from harness.site.pages import compare_page, entry_page, index_page
+from harness.strictjson import Format, JsonObject, read_versioned
 
-SITE_FILE = "site.json"
 SITE_SCHEMA_VERSION = 1
 GENERATOR = "harness site"
+SITE_FORMAT = Format(what="a beyond-tops site file", newest=SITE_SCHEMA_VERSION, oldest=1)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -74,7 +83,7 @@ def build_site(
         _swap(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return dataclasses.replace(site, index=out / "index.html")
+    return dataclasses.replace(site, index=out / INDEX_HTML)
 
 
 def check_out(out: Path) -> None:
@@ -91,12 +100,12 @@ def check_out(out: Path) -> None:
 
 
 def is_site(path: Path) -> bool:
-    """Whether `path` holds a site.json written by this command."""
+    """Whether `path` holds a site.json written by this command (in a version this reads)."""
     try:
-        data = json.loads((path / SITE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = read_versioned(path / SITE_FILE, SITE_FORMAT, ResultError).data
+    except ResultError:
         return False
-    return isinstance(data, dict) and data.get("generator") == GENERATOR
+    return data.get("generator") == GENERATOR
 
 
 def _staging(out: Path) -> Path:
@@ -142,10 +151,10 @@ def _write(
     atomic_write_text(site / CSS_FILE, CSS)
     atomic_write_text(site / JS_FILE, JS)
     index = index_page(entries, boards, skipped, roots=roots, created=created)
-    atomic_write_text(site / "index.html", index)
+    atomic_write_text(site / INDEX_HTML, index)
     atomic_write_text(site / SITE_FILE, _site_json(entries, boards, skipped, created))
     return Site(
-        index=site / "index.html",
+        index=site / INDEX_HTML,
         entries=tuple(entries),
         boards=tuple(boards),
         skipped=tuple(skipped),
@@ -159,7 +168,7 @@ def _load_all(
     skipped: list[Skipped] = []
     slugs: set[str] = set()
     for item in found:
-        name = item.path.name.removesuffix(".tar").removesuffix(".bundle")
+        name = item.path.name.removesuffix(BUNDLE_SUFFIX).removesuffix(".bundle")
         slug = _unique(_slug(f"{item.kind}-{name}"), slugs)
         entry_dir = site / "entries" / slug
         try:
@@ -186,10 +195,10 @@ def _write_entry(entry: Entry, entry_dir: Path, boards: Sequence[Board], created
     report = entry_dir / REPORT_DIR
     groups, published = list(entry.groups), list(entry.published)
     markdown = render_markdown(groups, images_dir=report / "images", published=published)
-    atomic_write_text(report / "report.md", markdown)
+    atomic_write_text(report / REPORT_MD, markdown)
     page = render_html(groups, published, out_dir=report)
-    atomic_write_text(report / "report.html", _with_way_back(page))
-    atomic_write_text(entry_dir / "index.html", entry_page(entry, entry_dir, boards, created))
+    atomic_write_text(report / REPORT_HTML, _with_way_back(page))
+    atomic_write_text(entry_dir / INDEX_HTML, entry_page(entry, entry_dir, boards, created))
 
 
 def _with_way_back(page: str) -> str:
@@ -203,9 +212,9 @@ def _with_way_back(page: str) -> str:
 
 def _write_compare(board: Board, directory: Path, created: str) -> None:
     comparison = compare([row.side for row in board.rows])
-    atomic_write_text(directory / "compare.md", render_compare_markdown(comparison))
+    atomic_write_text(directory / COMPARE_MD, render_compare_markdown(comparison))
     body = _compare_body(comparison)
-    atomic_write_text(directory / "index.html", compare_page(board, body, created))
+    atomic_write_text(directory / INDEX_HTML, compare_page(board, body, created))
 
 
 def _compare_body(comparison: Comparison) -> str:
@@ -216,7 +225,7 @@ def _compare_body(comparison: Comparison) -> str:
 def _site_json(
     entries: Sequence[Entry], boards: Sequence[Board], skipped: Sequence[Skipped], created: str
 ) -> str:
-    data: dict[str, Any] = {
+    data: JsonObject = {
         "schema_version": SITE_SCHEMA_VERSION,
         "generator": GENERATOR,
         "harness_version": harness.__version__,

@@ -5,27 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from harness.bundle.open import is_bundle
 from harness.errors import ResultError
-from harness.files import INCOMPLETE_FILE, RESULT_FILE, read_incomplete
-from harness.fleet.plan import FLEET_FILE
-from harness.results.groupfile import SWEEP_FILE, TRIALS_FILE
-from harness.results.published import RECORD_FILE
+from harness.files import INCOMPLETE_FILE, read_incomplete
+from harness.inspect.opener import Kind, kind_of
+from harness.records.layout import BUNDLE_SUFFIX
 
-EntryKind = Literal["run", "trials", "sweep", "bundle", "fleet", "published"]
-KINDS: tuple[EntryKind, ...] = ("run", "trials", "sweep", "bundle", "fleet", "published")
-# The file that makes a directory an entry of each kind, most specific first: a fleet holds
-# runs, a sweep holds trials groups and runs, a trials group holds runs.
-MARKERS: tuple[tuple[str, EntryKind], ...] = (
-    (RECORD_FILE, "published"),
-    (FLEET_FILE, "fleet"),
-    (SWEEP_FILE, "sweep"),
-    (TRIALS_FILE, "trials"),
-    (RESULT_FILE, "run"),
-)
-BUNDLE_SUFFIX = ".tar"
+EntryKind = Kind  # what a result found is: the opener's kinds (harness.inspect.opener)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,13 +60,6 @@ def discover(roots: Sequence[Path], *, exclude: Path | None = None) -> Discovery
             else:
                 found.setdefault(item.path.resolve(), item)
     return Discovery(found=tuple(found.values()), skipped=tuple(skipped))
-
-
-def kind_of(path: Path) -> EntryKind | None:
-    """What a directory or file is as a result, or None when it is none."""
-    if path.is_file():
-        return "bundle" if is_bundle(path) else None
-    return next((kind for marker, kind in MARKERS if (path / marker).is_file()), None)
 
 
 def _walk(path: Path, exclude: Path | None) -> Iterator[Found | Skipped]:

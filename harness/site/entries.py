@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-import re
 import shutil
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.analysis.groups import Group, load_group
-from harness.bundle.open import open_bundle
 from harness.errors import ResultError
-from harness.fleet.plan import TASKS_DIR
-from harness.fleet.state import latest_attempt
-from harness.results.published import PublishedResult, load_published
-from harness.site.discover import EntryKind, Found, discover
+from harness.inspect.opener import Member, Opened, load_side, open_path
+from harness.records.group import Group
+from harness.records.layout import BUNDLE_SUFFIX
+from harness.records.published import PublishedResult
+from harness.site.discover import EntryKind, Found
 
 # Files larger than this stay where they are: the entry page names them and their path.
 MAX_COPY_BYTES = 16 * 1024 * 1024
@@ -50,90 +48,65 @@ class Copied:
 
 
 def load_entry(found: Found, slug: str, entry_dir: Path, trust: Sequence[Path]) -> Entry:
-    """Copy `found` under entry_dir/data and load it from the copy.
+    """Copy what `found` holds (harness.inspect.opener) under entry_dir/data; load the copy.
 
     Raises:
         HarnessError: as the loader of its kind does (ResultError, BundleError, ...).
     """
     data = entry_dir / DATA_DIR
-    if found.kind == "bundle":
-        return _bundle(found, slug, data, trust)
-    if found.kind == "fleet":
-        return _fleet(found, slug, data)
-    copied = copy_tree(found.path, data / found.path.name)
-    base = Entry(
+    with contextlib.ExitStack() as stack:  # a bundle's unpacked tree lives until copied
+        opened = open_path(found.path, trust, stack)
+        copies = [(m, copy_tree(m.path, data / _place(opened, m))) for m in opened.members]
+    sides = [load_side(dataclasses.replace(m, path=c.path)) for m, c in copies]
+    groups = tuple(
+        dataclasses.replace(side, label=_label(opened, member, copied))
+        for (member, copied), side in zip(copies, sides, strict=True)
+        if isinstance(side, Group)
+    )
+    published = tuple(side for side in sides if not isinstance(side, Group))
+    left_out = _left_out(c for _, c in copies)
+    return Entry(
         slug=slug,
         kind=found.kind,
-        title=found.path.name,
-        source=found.path,
-        groups=(),
-        published=(),
-        data=data,
-        notes=copied.left_out,
-    )
-    if found.kind == "published":
-        record = load_published(copied.path)
-        return dataclasses.replace(base, title=record.label, published=(record,))
-    group = _load(copied.path, found.path.name)
-    return dataclasses.replace(base, title=group.label, groups=(group,))
-
-
-def _load(path: Path, label: str) -> Group:
-    return dataclasses.replace(load_group(path), label=label)
-
-
-def _bundle(found: Found, slug: str, data: Path, trust: Sequence[Path]) -> Entry:
-    name = found.path.name.removesuffix(".tar").removesuffix(".bundle")
-    with tempfile.TemporaryDirectory(prefix="site-bundle-") as tmp:
-        opened = open_bundle(found.path, Path(tmp) / "open", trust)
-        copies = [copy_tree(d, data / d.name) for d in opened.run_dirs]
-    signer = "trusted" if opened.trusted else "NOT checked (pass --trust KEY.pub)"
-    note = f"bundle {found.path.name}: verified; signer {opened.signer_fingerprint} {signer}"
-    groups = tuple(_load(c.path, c.path.name) for c in copies)
-    return Entry(
-        slug=slug,
-        kind="bundle",
-        title=f"bundle {name}",
+        title=_title(opened, groups, published),
         source=found.path,
         groups=groups,
-        published=(),
+        published=published,
         data=data,
-        notes=(note, *_left_out(copies)),
+        notes=(*_bundle_note(opened), *opened.notes, *left_out),
     )
 
 
-def _fleet(found: Found, slug: str, data: Path) -> Entry:
-    """The results of each task's latest attempt; earlier attempts are left out, as collect does."""
-    copies: list[tuple[str, Copied]] = []
-    notes: list[str] = []
-    for task in _task_dirs(found.path / TASKS_DIR):
-        latest = latest_attempt(task)
-        if latest is None:
-            notes.append(f"task {task.name}: no attempt has recorded a result")
-            continue
-        attempt = latest[0]
-        inner = discover([attempt]).found
-        notes += [f"task {task.name}: no result in {attempt.name}"] if not inner else []
-        for item in inner:
-            relative = item.path.relative_to(found.path)
-            copies.append((task.name, copy_tree(item.path, data / relative)))
-    groups = tuple(_load(c.path, f"task {task} {c.path.name}") for task, c in copies)
-    return Entry(
-        slug=slug,
-        kind="fleet",
-        title=f"fleet {found.path.name}",
-        source=found.path,
-        groups=groups,
-        published=(),
-        data=data,
-        notes=(*notes, *_left_out(c for _, c in copies)),
-    )
+def _place(opened: Opened, member: Member) -> Path:
+    """Where a member's copy goes under data/: a fleet's keeps its path in the fleet."""
+    if opened.kind == "fleet":
+        return member.path.relative_to(opened.path)
+    return Path(member.path.name)
 
 
-def _task_dirs(tasks: Path) -> list[Path]:
-    if not tasks.is_dir():
-        return []
-    return sorted(p for p in tasks.iterdir() if p.is_dir() and re.fullmatch(r"\d+", p.name))
+def _label(opened: Opened, member: Member, copied: Copied) -> str:
+    if member.task is not None:
+        return f"task {member.task} {copied.path.name}"
+    return opened.path.name if opened.kind != "bundle" else copied.path.name
+
+
+def _title(opened: Opened, groups: Sequence[Group], published: Sequence[PublishedResult]) -> str:
+    if opened.kind == "bundle":
+        name = opened.path.name.removesuffix(BUNDLE_SUFFIX).removesuffix(".bundle")
+        return f"bundle {name}"
+    if opened.kind == "fleet":
+        return f"fleet {opened.path.name}"
+    first = published[0].label if published else groups[0].label if groups else None
+    return first or opened.path.name
+
+
+def _bundle_note(opened: Opened) -> tuple[str, ...]:
+    bundle = opened.bundle
+    if bundle is None:
+        return ()
+    signer = "trusted" if bundle.trusted else "NOT checked (pass --trust KEY.pub)"
+    note = f"bundle {opened.path.name}: verified; signer {bundle.signer_fingerprint} {signer}"
+    return (note,)
 
 
 def _left_out(copies: Iterable[Copied]) -> tuple[str, ...]:

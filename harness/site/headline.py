@@ -6,11 +6,12 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.analysis.groups import Group
-from harness.records.metrics import Metric, scenario_metrics
-from harness.results.metrics import headline, metric_values, published_value_of
-from harness.results.published import PublishedResult
-from harness.results.records import RunResult
+from harness.analysis.values import headline, metric_values, published_value_of
+from harness.errors import ResultError
+from harness.records.group import Group
+from harness.records.metrics import Metric, round_headline, scenario_metrics
+from harness.records.published import PublishedResult
+from harness.records.result import RunResult
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,11 +55,18 @@ def group_headline(group: Group, metric: Metric | None = None) -> Headline:
 
 
 def published_metric(record: PublishedResult) -> Metric:
-    """The scenario's headline for a published result: its fallback where the record lacks it."""
+    """MLPerf's headline in the record's round: Server's scheduled rate up to v4.0.
+
+    The scenario's fallback where the record lacks it; a round not like 4.1 reads as today's.
+    """
     found = scenario_metrics(record.scenario)
-    if found.fallback is not None and published_value_of(record, found.headline) is None:
+    try:
+        chosen = round_headline(record.scenario, record.mlperf_version)
+    except ResultError:
+        chosen = found.headline
+    if found.fallback is not None and published_value_of(record, chosen) is None:
         return found.fallback
-    return found.headline
+    return chosen
 
 
 def published_headline(record: PublishedResult, metric: Metric | None = None) -> Headline:

@@ -8,24 +8,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from harness.analysis.groups import Group
+from harness.records.group import Group
+from harness.records.layout import (
+    COMPARE_MD,
+    DETAIL_LOG,
+    GROUP_FILES,
+    INCOMPLETE,
+    PUBLISHED_FILE,
+    REPORT_DIR,
+    REPORT_HTML,
+    REPORT_MD,
+    RESULT_FILE,
+    SUMMARY_LOG,
+    TELEMETRY_FILE,
+)
 from harness.report import safe
 from harness.site.assets import CSS_FILE, JS_FILE
 from harness.site.boards import Board, BoardRow
 from harness.site.discover import Skipped
 from harness.site.entries import Entry
 
-REPORT_DIR = "report"
-REPORT_PAGE = f"{REPORT_DIR}/report.html"
+REPORT_PAGE = f"{REPORT_DIR}/{REPORT_HTML}"
 # The files of a run directory a reader opens first, in this order, where present.
-RAW_FILES = (
-    "result.json",
-    "mlperf_log_summary.txt",
-    "mlperf_log_detail.txt",
-    "telemetry.csv",
-    "INCOMPLETE",
-)
-GROUP_FILES = ("trials.json", "sweep.json")
+RAW_FILES = (RESULT_FILE, SUMMARY_LOG, DETAIL_LOG, TELEMETRY_FILE, INCOMPLETE)
 # The site's own empty favicon (no request for /favicon.ico): a constant, no URL from a record.
 FAVICON = '<link rel="icon" href="data:,">'
 KIND_NAMES = {
@@ -220,7 +225,7 @@ def entry_page(entry: Entry, entry_dir: Path, boards: Sequence[Board], created: 
         f"<code>{safe.text(str(entry.source))}</code>; copied into this site.</p>",
         f'<ul class="notes">{notes}</ul>' if notes else "",
         f"<p>{safe.link(REPORT_PAGE, 'Report')} · "
-        f"{safe.link(f'{REPORT_DIR}/report.md', 'Markdown')}"
+        f"{safe.link(f'{REPORT_DIR}/{REPORT_MD}', 'Markdown')}"
         + (f" · on the leaderboards {on_boards}" if on_boards else "")
         + "</p>",
         '<h2 id="raw">Raw files</h2>',
@@ -268,7 +273,7 @@ def _group_raw_rows(group: Group, entry_dir: Path) -> list[tuple[str, list[str]]
 
 
 def _published_dir(entry: Entry) -> Path | None:
-    found = sorted(entry.data.rglob("published.json"))
+    found = sorted(entry.data.rglob(PUBLISHED_FILE))
     return found[0].parent if found else None
 
 
@@ -284,7 +289,7 @@ def compare_page(board: Board, body: str, created: str) -> str:
     parts = [
         f"<h1>Comparison: {safe.text(board.title)}</h1>",
         '<p class="muted">Every configuration of this leaderboard, side by side, the first as '
-        f"the reference. {safe.link('compare.md', 'Markdown')}.</p>",
+        f"the reference. {safe.link(COMPARE_MD, 'Markdown')}.</p>",
         body,
         f'<h2>Entries</h2><ul class="notes">{links}</ul>',
     ]

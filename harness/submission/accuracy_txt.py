@@ -6,8 +6,7 @@ import hashlib
 from pathlib import Path
 
 from harness.analysis.accuracy import render_accuracy
-from harness.results.codec import to_data
-from harness.results.measures import Accuracy, LabelAccuracy
+from harness.records.accuracy import Accuracy, LabelAccuracy
 
 # The checker refuses an mlperf_log_accuracy.json above this size (MAX_ACCURACY_LOG_SIZE).
 MAX_ACCURACY_LOG_BYTES = 10 * 1024
@@ -69,7 +68,7 @@ def render_accuracy_txt(accuracy: Accuracy, log_sha256: str) -> str:
         ]
     else:
         head = [line]
-    own = render_accuracy(to_data(accuracy)).splitlines()
+    own = render_accuracy(accuracy).splitlines()
     body = ["", "beyond-tops scoring of the same log:", *(f"  {text}".rstrip() for text in own)]
     return "\n".join([*head, f"hash={log_sha256}", *body]).rstrip() + "\n"
 

@@ -11,7 +11,7 @@ import yaml
 
 from harness.config import scenario_to_dict
 from harness.records.job import Job
-from harness.results.records import RunResult
+from harness.records.result import RunResult
 from harness.submission.plan import Entry, Plan
 
 # MLPerf names element types as fp32, fp16, int8 ...; onnx names them float32, float16, int8.
@@ -47,9 +47,9 @@ def _dtype(name: str) -> str:
 
 def _starting_weights(result: RunResult, job: Job) -> str:
     """The FP32 file the measured model was made from (the measured one, when unconverted)."""
-    model = job.scenario.model
-    if job.model_override is not None:
-        return job.model_override.name
+    model = job.request.scenario.model
+    if job.request.model_override is not None:
+        return job.request.model_override.name
     if model.zoo is not None:
         return (
             f"beyond-tops zoo model '{model.zoo}' (sha256 {result.precision.source_sha256}), "
@@ -123,11 +123,12 @@ def _rerun_steps(entry: Entry, job: Job, plan: Plan) -> list[str]:
     if harness.get("git_dirty"):
         checkout += " (the run had uncommitted changes, which that commit lacks)"
     runner = f" --runner docker --image {r.image.tag or r.image.id}" if r.image is not None else ""
-    model = f" --model {job.model_override}" if job.model_override is not None else ""
+    override, hw = job.request.model_override, job.request.hw
+    model = f" --model {override}" if override is not None else ""
     return [
         f"1. In a clone of beyond-tops, {checkout}; `make bench` once sets up `.venv`.",
         "2. Save the scenario below as `scenario.yaml`.",
-        f"3. `harness run scenario.yaml --profile {r.outcome.profile} --hw {job.hw} --trials 1"
+        f"3. `harness run scenario.yaml --profile {r.outcome.profile} --hw {hw} --trials 1"
         f"{model}{runner}`: the performance test, then the accuracy test, in its run directory.",
         f"4. `harness submission RUN_DIR --org {plan.org} --system {plan.system} "
         f"--division {plan.division}"
@@ -138,7 +139,7 @@ def _rerun_steps(entry: Entry, job: Job, plan: Plan) -> list[str]:
 
 def _scenario_yaml(job: Job) -> str:
     # Through JSON: YAML's safe dumper refuses tuples, and the job file stores this form.
-    data: Any = json.loads(json.dumps(scenario_to_dict(job.scenario)))
+    data: Any = json.loads(json.dumps(scenario_to_dict(job.request.scenario)))
     return str(yaml.safe_dump(data, sort_keys=False))
 
 

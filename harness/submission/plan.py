@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from harness.analysis.groups import RunSet, load_group
+from harness.analysis.values import metric_getter
 from harness.errors import ConfigError
-from harness.results.metrics import metric_getter
-from harness.results.records import RunResult
+from harness.records.group import RunSet
+from harness.records.result import RunResult
+from harness.results.groups import load_group
 
 Division = Literal["open", "closed"]
 DIVISIONS: tuple[Division, ...] = ("open", "closed")

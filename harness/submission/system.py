@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 
 from harness.errors import ConfigError
-from harness.fingerprint.fingerprint import Fingerprint
-from harness.results.records import RunResult
+from harness.records.fingerprint import Fingerprint
+from harness.records.result import RunResult
 
 # MLPerf v6.1's required fields (the checker's SYSTEM_DESC_REQUIRED_FIELDS), in its order.
 SYSTEM_FIELDS = (

@@ -22,8 +22,26 @@ from pathlib import Path
 
 from harness.compliance.verify import read_passed
 from harness.errors import ResultError
-from harness.files import ACCURACY_DIR, INCOMPLETE_FILE, atomic_write_bytes, atomic_write_text
-from harness.records.job import JOB_FILE, read_job
+from harness.files import INCOMPLETE_FILE, atomic_write_bytes, atomic_write_text
+from harness.records.job import read_job
+from harness.records.layout import (
+    ACCURACY_DIR,
+    ACCURACY_LOG,
+    ACCURACY_TXT,
+    BASELINE_ACCURACY,
+    COMPLIANCE_ACCURACY,
+    COMPLIANCE_DIR,
+    DETAIL_LOG,
+    JOB_FILE,
+    MEASUREMENTS_FILE,
+    MLPERF_CONF,
+    PERFORMANCE_RUN,
+    README_FILE,
+    SUMMARY_LOG,
+    USER_CONF,
+    VERIFY_ACCURACY,
+    VERIFY_PERFORMANCE,
+)
 from harness.submission.accuracy_txt import (
     compliance_accuracy_txt,
     file_sha256,
@@ -33,24 +51,19 @@ from harness.submission.accuracy_txt import (
 from harness.submission.documents import measurements_json, result_readme, src_readme
 from harness.submission.plan import COMPLIANCE_TESTS, Entry, Plan
 
-SUMMARY = "mlperf_log_summary.txt"
-DETAIL = "mlperf_log_detail.txt"
-ACCURACY_LOG = "mlperf_log_accuracy.json"
-ACCURACY_TXT = "accuracy.txt"
-# In a run directory, where `harness compliance` (harness.compliance.verify) leaves each test:
-# compliance/TEST01/, compliance/TEST04/ (older attempts, TEST0x-N, are not exported).
-COMPLIANCE_DIR = "compliance"
-# A compliance test's files in the run directory -> their place under <Scenario>/<TEST0x>/,
-# as MLPerf's run_verification.py lays them out. TEST01's accuracy log gets the export's
-# treatment (hash, truncation) separately.
+# In a run directory, `harness compliance` (harness.compliance.verify) leaves each test in
+# COMPLIANCE_DIR: compliance/TEST01/, compliance/TEST04/ (older attempts, TEST0x-N, are not
+# exported). A compliance test's files in the run directory -> their place under
+# <Scenario>/<TEST0x>/, as MLPerf's run_verification.py lays them out. TEST01's accuracy log
+# gets the export's treatment (hash, truncation) separately.
 COMPLIANCE_FILES: Mapping[str, str] = {
-    "verify_accuracy.txt": "verify_accuracy.txt",
-    "verify_performance.txt": "verify_performance.txt",
-    SUMMARY: f"performance/run_1/{SUMMARY}",
-    DETAIL: f"performance/run_1/{DETAIL}",
+    VERIFY_ACCURACY: VERIFY_ACCURACY,
+    VERIFY_PERFORMANCE: VERIFY_PERFORMANCE,
+    SUMMARY_LOG: f"{PERFORMANCE_RUN}/{SUMMARY_LOG}",
+    DETAIL_LOG: f"{PERFORMANCE_RUN}/{DETAIL_LOG}",
     # Only when TEST01's outputs differ: the accuracy of both logs, scored alike.
-    "baseline_accuracy.txt": "accuracy/baseline_accuracy.txt",
-    "compliance_accuracy.txt": "accuracy/compliance_accuracy.txt",
+    BASELINE_ACCURACY: f"{ACCURACY_DIR}/{BASELINE_ACCURACY}",
+    COMPLIANCE_ACCURACY: f"{ACCURACY_DIR}/{COMPLIANCE_ACCURACY}",
 }
 
 
@@ -84,7 +97,7 @@ def scenario_dir(root: Path, plan: Plan, entry: Entry) -> Path:
 def _fill(plan: Plan, system: Mapping[str, str], root: Path) -> list[str]:
     org = root / plan.division / plan.org
     atomic_write_text(org / "systems" / f"{plan.system}.json", json.dumps(system, indent=2) + "\n")
-    atomic_write_text(org / "src" / "README.md", src_readme(plan))
+    atomic_write_text(org / "src" / README_FILE, src_readme(plan))
     notes: list[str] = []
     for entry in plan.entries:
         notes += _write_result(plan, entry, scenario_dir(root, plan, entry))
@@ -94,12 +107,12 @@ def _fill(plan: Plan, system: Mapping[str, str], root: Path) -> list[str]:
 def _write_result(plan: Plan, entry: Entry, target: Path) -> list[str]:
     run = entry.run_dir
     job = read_job(run / JOB_FILE)
-    for name in (SUMMARY, DETAIL):
-        _copy(run / name, target / "performance" / "run_1" / name, run)
-    _write_accuracy(entry, target / "accuracy")
-    for name in ("user.conf", "mlperf.conf"):
+    for name in (SUMMARY_LOG, DETAIL_LOG):
+        _copy(run / name, target / PERFORMANCE_RUN / name, run)
+    _write_accuracy(entry, target / ACCURACY_DIR)
+    for name in (USER_CONF, MLPERF_CONF):
         _copy(run / name, target / name, run)
-    atomic_write_text(target / "measurements.json", measurements_json(entry, job))
+    atomic_write_text(target / MEASUREMENTS_FILE, measurements_json(entry, job))
     notes = []
     verdicts: dict[str, bool] = {}
     for test in COMPLIANCE_TESTS.get(entry.benchmark, ()):
@@ -110,15 +123,15 @@ def _write_result(plan: Plan, entry: Entry, target: Path) -> list[str]:
             if not verdicts[test]:
                 notes.append(
                     f"{entry.benchmark} {entry.scenario}: compliance {test} FAILED (see "
-                    f"{test}/verify_performance.txt); exported because the open division does "
-                    "not require compliance, and said so in its README.md"
+                    f"{test}/{VERIFY_PERFORMANCE}); exported because the open division does "
+                    f"not require compliance, and said so in its {README_FILE}"
                 )
         elif plan.division == "closed":
             notes.append(
                 f"{entry.benchmark} {entry.scenario}: {run} has no {COMPLIANCE_DIR}/{test}; "
                 f"MLPerf's checker reports it missing (run `harness compliance {test} {run}`)"
             )
-    atomic_write_text(target / "README.md", result_readme(entry, job, plan, verdicts))
+    atomic_write_text(target / README_FILE, result_readme(entry, job, plan, verdicts))
     if entry.quick:
         notes.append(f"{entry.benchmark} {entry.scenario}: a quick-profile run, labelled as such")
     return notes
@@ -126,7 +139,7 @@ def _write_result(plan: Plan, entry: Entry, target: Path) -> list[str]:
 
 def _write_accuracy(entry: Entry, target: Path) -> None:
     source = entry.run_dir / ACCURACY_DIR
-    for name in (SUMMARY, DETAIL):
+    for name in (SUMMARY_LOG, DETAIL_LOG):
         _copy(source / name, target / name, entry.run_dir)
     log = _existing(source / ACCURACY_LOG, entry.run_dir)
     digest = file_sha256(log)
@@ -141,7 +154,7 @@ def _compliance_verdict(source: Path, division: str) -> bool:
     passed = read_passed(source)
     if not passed and division == "closed":
         raise ResultError(
-            f"{source}: compliance {source.name} failed (see its verify_performance.txt); a "
+            f"{source}: compliance {source.name} failed (see its {VERIFY_PERFORMANCE}); a "
             f"closed submission needs it to pass: run `harness compliance {source.name} "
             f"{source.parent.parent}` again on a quiet machine, or export to the open division"
         )

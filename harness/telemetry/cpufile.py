@@ -20,7 +20,6 @@ from typing import Any
 from harness.errors import ResultError
 from harness.files import atomic_write_text
 
-CPU_TELEMETRY_FILE = "cpu_telemetry.csv"
 FORMAT = 1
 TIME_COLUMNS = ("t_ns", "t_s")
 NS_PER_S = 1_000_000_000

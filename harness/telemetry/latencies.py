@@ -22,7 +22,6 @@ import numpy.typing as npt
 from harness.errors import ResultError
 from harness.files import atomic_write_bytes
 
-QUERY_LATENCIES_FILE = "query_latencies.npz"
 FORMAT = 1
 COLUMNS = ("query", "issue_ns", "complete_ns", "samples")
 CLOCK = "time.monotonic_ns"

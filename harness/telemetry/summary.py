@@ -1,10 +1,19 @@
-"""The result.json "telemetry" block: per-source power, energy, efficiency, heat, throttling."""
+"""The result.json "telemetry" record: per-source power, energy, efficiency, heat, throttling."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from dataclasses import fields, replace
 
+from harness.records.telemetry import (
+    MlperfComparable,
+    SourceError,
+    SourceSummary,
+    SourceUnavailable,
+    TelemetrySpan,
+    TelemetrySummary,
+    Violation,
+)
 from harness.telemetry.base import Sample, SourceCounters, Telemetry
 from harness.telemetry.energy import (
     MAX_SOURCE_W,
@@ -20,29 +29,29 @@ from harness.telemetry.energy import (
 NOT_REPORTED = "not reported by this source"
 
 
-def summarize(t: Telemetry, *, samples_processed: int, scenario: str) -> dict[str, Any]:
-    """JSON-ready summary; a value that could not be measured is null with its reason."""
+def summarize(t: Telemetry, *, samples_processed: int, scenario: str) -> TelemetrySummary:
+    """The summary over the window; a value that could not be measured is None with its reason."""
     sources = {
         c.name: _source(t, c, samples_processed=samples_processed, scenario=scenario)
         for c in t.counters
     }
-    return {
-        "window": {
-            "start_ns": t.window_start_ns,
-            "end_ns": t.window_end_ns,
-            "duration_s": t.duration_ns / NS_PER_S,
-        },
-        "interval_s": t.interval_s,
-        "sources": sources,
-        "mlperf_comparable": _mlperf_comparable(t.counters),
-        "unavailable": [{"source": s, "reason": r} for s, r in t.unavailable],
-        "errors": [{"source": s, "error": e} for s, e in t.errors],
-    }
+    return TelemetrySummary(
+        window=TelemetrySpan(
+            start_ns=t.window_start_ns,
+            end_ns=t.window_end_ns,
+            duration_s=t.duration_ns / NS_PER_S,
+        ),
+        interval_s=t.interval_s,
+        sources=sources,
+        mlperf_comparable=_mlperf_comparable(t.counters),
+        unavailable=tuple(SourceUnavailable(source=s, reason=r) for s, r in t.unavailable),
+        errors=tuple(SourceError(source=s, error=e) for s, e in t.errors),
+    )
 
 
 def _source(
     t: Telemetry, counters: SourceCounters, *, samples_processed: int, scenario: str
-) -> dict[str, Any]:
+) -> SourceSummary:
     rows = t.samples_of(counters.name)
     reasons: dict[str, str] = {}
     notes: list[str] = []
@@ -53,26 +62,28 @@ def _source(
         reasons["energy_j"] = f"every power reading was implausible (0..{MAX_SOURCE_W:g} W)"
     avg_w = None if energy_j is None else average_power_w(energy_j, t.duration_ns)
     reasons["avg_power_w"] = reasons.get("energy_j", "the window has no duration")
-    block: dict[str, Any] = {
-        "kind": counters.kind,
-        "method": method,
-        "energy_counter": counters.energy_method or None,
-        "power_method": counters.power_method or None,
-        "power_samples": len(points),
-        "sample_rate_hz": _r(rate, 3),
-        "avg_power_w": _r(avg_w, 3),
-        "energy_j": _r(energy_j, 6),
-        "energy_per_inference_mj": _per_inference(energy_j, samples_processed, reasons),
-        "samples_per_second_per_watt": _efficiency(
+    summary = SourceSummary(
+        kind=counters.kind,
+        method=method,
+        energy_counter=counters.energy_method or None,
+        power_method=counters.power_method or None,
+        power_samples=len(points),
+        sample_rate_hz=_r(rate, 3),
+        avg_power_w=_r(avg_w, 3),
+        energy_j=_r(energy_j, 6),
+        energy_per_inference_mj=_per_inference(energy_j, samples_processed, reasons),
+        samples_per_second_per_watt=_efficiency(
             avg_w, samples_processed, t.duration_ns, scenario, reasons
         ),
-        "peak_temp_c": _peak_temp(rows, reasons),
-        "throttle": _throttle(t, rows, reasons),
-        "violation_counters": _violations(t, counters, reasons),
-        "notes": notes,
-    }
-    block["null_reasons"] = {k: reasons[k] for k in block if k in reasons and block[k] is None}
-    return block
+        peak_temp_c=_peak_temp(rows, reasons),
+        throttle=_throttle(t, rows, reasons),
+        violation_counters=_violations(t, counters, reasons),
+        notes=tuple(notes),
+        null_reasons={},
+    )
+    # Each value that is None keeps its reason, in the record's field order.
+    nulls = [f.name for f in fields(summary) if getattr(summary, f.name) is None]
+    return replace(summary, null_reasons={k: reasons[k] for k in nulls if k in reasons})
 
 
 def _power_points(rows: tuple[Sample, ...], notes: list[str]) -> list[tuple[int, float]]:
@@ -161,26 +172,26 @@ def _throttle(
 
 def _violations(
     t: Telemetry, counters: SourceCounters, reasons: dict[str, str]
-) -> dict[str, dict[str, float]] | None:
+) -> dict[str, Violation] | None:
     if not counters.violations_ns:
         reasons["violation_counters"] = NOT_REPORTED
         return None
     duration = max(t.duration_ns, 1)
     return {
-        cause: {"time_s": (end - start) / NS_PER_S, "share": round((end - start) / duration, 6)}
+        cause: Violation(time_s=(end - start) / NS_PER_S, share=round((end - start) / duration, 6))
         for cause, start, end in counters.violations_ns
     }
 
 
-def _mlperf_comparable(counters: tuple[SourceCounters, ...]) -> dict[str, Any]:
+def _mlperf_comparable(counters: tuple[SourceCounters, ...]) -> MlperfComparable:
     wall = [c.name for c in counters if c.kind == "wall"]
     if wall:
-        return {"source": wall[0], "note": "wall power: what MLPerf Power measures"}
-    return {
-        "source": None,
-        "note": "no wall meter: these are component figures (GPU, CPU, DRAM), below the "
+        return MlperfComparable(source=wall[0], note="wall power: what MLPerf Power measures")
+    return MlperfComparable(
+        source=None,
+        note="no wall meter: these are component figures (GPU, CPU, DRAM), below the "
         "wall (AC) power MLPerf Power measures; pass a meter command or CSV to compare",
-    }
+    )
 
 
 def _r(value: float | None, digits: int) -> float | None:

@@ -5,19 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from harness.config import TelemetryConfig
+from harness.records.layout import CPU_TELEMETRY_FILE, TELEMETRY_FILE
+from harness.records.telemetry import TelemetrySummary
 from harness.telemetry.base import Telemetry
 from harness.telemetry.cpu import CpuSampler, discover_cpu
-from harness.telemetry.cpufile import CPU_TELEMETRY_FILE, CpuTelemetry, write_cpu_csv
+from harness.telemetry.cpufile import CpuTelemetry, write_cpu_csv
 from harness.telemetry.csvfile import write_telemetry_csv
 from harness.telemetry.discover import close_sources, discover_sources
 from harness.telemetry.external import check_meter_opt_in
 from harness.telemetry.recorder import TelemetryRecorder
 from harness.telemetry.summary import summarize
-
-TELEMETRY_FILE = "telemetry.csv"
 
 
 class TelemetryWindow:
@@ -72,8 +71,8 @@ class TelemetryWindow:
             # A source stuck in a read is left alone: closing its session could hang too.
             close_sources(s for s in self._sources if s.name not in self._recorder.abandoned)
 
-    def finish(self, run_dir: Path, *, samples: int, scenario: str) -> dict[str, Any] | None:
-        """Write the window's CSV files and return the result's telemetry block.
+    def finish(self, run_dir: Path, *, samples: int, scenario: str) -> TelemetrySummary | None:
+        """Write the window's CSV files and return the result's telemetry summary.
 
         None when the window never ran; ``files`` then names the files written, by role.
         """

@@ -38,9 +38,10 @@ from harness.errors import (
     ResultError,
     interrupted_cause,
 )
-from harness.files import INCOMPLETE_FILE, RESULT_FILE
+from harness.files import INCOMPLETE_FILE
 from harness.models.registry import zoo_model_path
 from harness.models.validate import runtime_max_opset
+from harness.records.layout import RESULT_FILE
 from harness.telemetry.external import ALLOW_METER_ENV
 from tests.conftest import REPO, TINY_OFFLINE, TINY_SS, write_scenario
 

@@ -35,7 +35,11 @@ def test_trials_group_holds_each_run_and_their_statistics(
     ]
     assert data["stats"]["values"] == [float(v) for v in p90s]
     assert data["stats"]["best"] == min(p90s)  # lower latency is better
-    assert "2 trials of early-stopping p90 latency: median " in out and " ms, best " in out
+    # the group as `show` prints it: its headline's spread, then each run
+    block = out[out.index(f"{group}: trials group, ") :]
+    assert "2 trials of early-stopping p90 latency (ms), lower is better (2 requested)" in block
+    assert block.index("median") < block.index("  runs:") < block.index("trial-1")
+    assert block.index("trial-1") < block.index("trial-2")
 
 
 def test_sweep_of_the_tiny_model_finds_a_saturation_point(

@@ -21,9 +21,10 @@ import pytest
 from harness.cli import main
 from harness.compliance.rules import AUDIT_SETTINGS
 from harness.config import load_scenario
-from harness.execution.pipeline import RunSpec, launch_worker, run_compliance, run_one, spec_of_run
-from harness.loadgen.logparse import parse_detail_log
+from harness.execution.pipeline import launch_worker, request_of_run, run_compliance, run_one
 from harness.loadgen.plan import Audit, render_audit_config
+from harness.records.loadgen_log import parse_detail_log
+from harness.records.request import RunRequest
 from tests.conftest import REPO, write_scenario
 
 pytestmark = pytest.mark.slow
@@ -217,15 +218,15 @@ def test_a_normal_sut_passes_test01_and_test04(
 
 
 @pytest.fixture
-def singlestream_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[RunSpec, Path]:
+def singlestream_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[RunRequest, Path]:
     run_dir = measure(tmp_path, TINY_SS_1T, capsys)
-    return spec_of_run(run_dir), run_dir
+    return request_of_run(run_dir), run_dir
 
 
-def test_a_caching_sut_fails_test01_and_test04(singlestream_run: tuple[RunSpec, Path]) -> None:
-    spec, run_dir = singlestream_run
+def test_a_caching_sut_fails_test01_and_test04(singlestream_run: tuple[RunRequest, Path]) -> None:
+    run_request, run_dir = singlestream_run
     for test in ("TEST01", "TEST04"):
-        found = run_compliance(spec, run_dir, test, launch=rigged("caching"))  # type: ignore[arg-type]
+        found = run_compliance(run_request, run_dir, test, launch=rigged("caching"))  # type: ignore[arg-type]
         assert not found.passed, found.performance.text
         assert not found.performance.passed
         text = found.performance.text
@@ -238,10 +239,10 @@ def test_a_caching_sut_fails_test01_and_test04(singlestream_run: tuple[RunSpec, 
 
 
 def test_a_sut_answering_otherwise_in_performance_mode_fails_test01(
-    singlestream_run: tuple[RunSpec, Path],
+    singlestream_run: tuple[RunRequest, Path],
 ) -> None:
-    spec, run_dir = singlestream_run
-    found = run_compliance(spec, run_dir, "TEST01", launch=rigged("negating"))
+    run_request, run_dir = singlestream_run
+    found = run_compliance(run_request, run_dir, "TEST01", launch=rigged("negating"))
     assert found.accuracy is not None and not found.accuracy.passed and not found.passed
     text = found.accuracy.text
     assert text.endswith("TEST FAIL\n") and "num_perf_log_data_mismatch = 0" not in text
@@ -268,8 +269,8 @@ def test_normal_runs_ignore_an_audit_config_in_their_directory_and_working_direc
         directory.mkdir(exist_ok=True)
         (directory / "audit.config").write_text(audit_text("TEST04"))
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS_1T))
-    spec = RunSpec(scenario=scenario, scenario_path=None, profile="quick", hw="cpu")
-    run_one(spec, run_dir, launch=launch_worker)
+    run_request = RunRequest(scenario=scenario, scenario_path=None, profile="quick", hw="cpu")
+    run_one(run_request, run_dir, launch=launch_worker)
     for directory in (run_dir, run_dir / "accuracy"):
         assert not found_audit(directory)
         assert effective(directory, "performance_issue_same") is False

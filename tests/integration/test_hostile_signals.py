@@ -34,7 +34,8 @@ import harness.execution.campaign
 import harness.execution.pipeline
 import harness.published.importer
 from harness.errors import STOP_SIGNALS, interrupted_cause
-from harness.files import RESULT_FILE, read_incomplete
+from harness.files import read_incomplete
+from harness.records.layout import RESULT_FILE
 from harness.stopping import PAUSE_AT_ENV, PAUSE_FILE_ENV
 from tests.conftest import TINY_OFFLINE, harness_dir, write_scenario
 from tests.integration.test_bad_input_corpus import GROUPS, _call, _error_lines, _snapshot

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness.analysis.compare import compare
-from harness.analysis.groups import load_group
 from harness.cli import main
 from harness.published.importer import import_mlperf
-from harness.results.published import load_published
+from harness.published.record import load_published
+from harness.results.groups import load_group
 from tests.conftest import REPO, TINY_SS, write_scenario
 from tests.unit.test_published_import import FIXTURES, V41, fixed_now
 

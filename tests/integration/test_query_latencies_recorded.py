@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from harness.cli import main
-from harness.loadgen.logparse import parse_detail_log
 from harness.paths import CACHE_ENV
+from harness.records.loadgen_log import parse_detail_log
 from tests.conftest import TINY_OFFLINE, TINY_SS, write_scenario
 
 pytestmark = pytest.mark.slow

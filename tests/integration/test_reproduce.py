@@ -136,7 +136,7 @@ def test_a_missing_model_file_is_refused_before_anything_runs(
 def test_the_recorded_models_file_is_found_by_its_sha256(recorded: Path, tmp_path: Path) -> None:
     record = load_recorded(recorded)
     assert (record.is_group, record.requested, record.run_dirs) == (False, 1, (recorded,))
-    assert checked_model(record, None) == record.spec  # the zoo model, built again or cached
+    assert checked_model(record, None) == record.run_request  # the zoo model, built again or cached
     copy = tmp_path / "mine.onnx"
     shutil.copyfile(zoo_model_path("tiny"), copy)
     assert checked_model(record, copy).model_override == copy

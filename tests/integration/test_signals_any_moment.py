@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import STOP_SIGNALS, interrupted_cause
-from harness.files import INCOMPLETE_FILE, RESULT_FILE, read_incomplete
+from harness.files import INCOMPLETE_FILE, read_incomplete
+from harness.records.layout import RESULT_FILE
 from harness.stopping import PAUSE_AT_ENV, PAUSE_FILE_ENV
 from tests.conftest import REPO, TINY_OFFLINE, write_scenario
 from tests.integration.test_bad_input_corpus import _error_lines, _snapshot

@@ -72,7 +72,8 @@ def test_a_sweep_names_what_it_skipped_and_prints_each_warning_once(
     assert all(out.count(w) <= 1 for w in warnings)  # each once (grouped), never per run
     runs = 2 * len(measured)
     assert f"({runs} of {runs} runs)" in out  # the quick-profile warning, once for all runs
-    assert len(out.splitlines()) <= runs + len(measured) + 20
+    # a line per run as it ran and again under the sweep's runs, one per batch, the table
+    assert len(out.splitlines()) <= 2 * runs + len(measured) + 20
 
 
 def test_a_trials_group_checks_the_spread_of_every_metric_in_shown_units(
@@ -89,7 +90,7 @@ def test_a_trials_group_checks_the_spread_of_every_metric_in_shown_units(
     assert set(latencies) | {"samples_per_second"} <= set(spreads)
     assert all((spreads[m]["unit"], spreads[m]["scale"]) == ("ms", 1e-6) for m in latencies)
     assert spreads["latency_ns.p999"]["name"] == "p99.9 latency"
-    assert "2 trials of early-stopping p90 latency: median " in out
+    assert "2 trials of early-stopping p90 latency (ms), lower is better (2 requested)" in out
     warning_lines = [line for line in out.splitlines() if line.startswith("  warning: ")]
     for line in warning_lines:  # a trials flag names its metric as shown; runs' are their own
         assert "latency_ns" not in line

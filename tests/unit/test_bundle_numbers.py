@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.bundle.numbers import Discrepancy, check_run, describe_all, discrepancies
-from harness.loadgen.logparse import parse_detail_log
+from harness.records.loadgen_log import parse_detail_log
 from tests.conftest import REPO
 
 LOGS = REPO / "tests" / "fixtures" / "loadgen"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.analysis.compare import Comparison, compare
-from harness.analysis.groups import load_group
 from harness.cli import main
+from harness.results.groups import load_group
 
 REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
 

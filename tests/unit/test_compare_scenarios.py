@@ -11,9 +11,10 @@ from scipy import stats as scipy_stats
 
 from harness.analysis import compare as compare_module
 from harness.analysis.compare import compare
-from harness.analysis.groups import Group, RunSet, load_group
+from harness.records.group import Group, RunSet
+from harness.records.result import RunResult, ServerRecord
 from harness.report.compare_render import render_compare_markdown, render_compare_text
-from harness.results.records import RunResult, ServerRecord
+from harness.results.groups import load_group
 from harness.results.runfile import load_result
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -17,12 +17,12 @@ from harness import cli
 from harness.compliance.outcome import ComplianceRun, write_outcome
 from harness.config import load_scenario
 from harness.errors import ResultError
-from harness.execution.campaign import Job as CampaignJob
-from harness.execution.campaign import run_trials
-from harness.execution.pipeline import RunSpec, WorkerError, run_compliance, spec_of_run
+from harness.execution.campaign import Campaign, run_trials
+from harness.execution.pipeline import WorkerError, request_of_run, run_compliance
 from harness.execution.worker import enter_own_directory
 from harness.files import mark_complete, read_incomplete
 from harness.records.job import Job, read_job, write_job
+from harness.records.request import RunRequest
 from tests.conftest import REPO, TINY_SS, write_scenario
 from tests.unit.test_compliance_verify import A, accuracy_log, detail_log
 
@@ -71,32 +71,27 @@ def undersized(job: Job) -> int:
 
 
 @pytest.fixture
-def measured_run(tmp_path: Path) -> tuple[RunSpec, Path]:
+def measured_run(tmp_path: Path) -> tuple[RunRequest, Path]:
     """A finished run: its performance job, result, detail log and accuracy log."""
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
-    spec = RunSpec(scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu")
-    run_dir = tmp_path / "run"
-    job = Job(
-        scenario=scenario,
-        scenario_path=str(spec.scenario_path),
-        profile="quick",
-        hw="cpu",
-        test="performance",
-        run_dir=run_dir,
+    run_request = RunRequest(
+        scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu"
     )
+    run_dir = tmp_path / "run"
+    job = Job(request=run_request, test="performance", run_dir=run_dir)
     write_job(job, (run_dir / "job.json"))
     (run_dir / "result.json").write_text("{}")
     detail_log(run_dir / "mlperf_log_detail.txt", score=1e6)
     accuracy_log(run_dir / "accuracy" / "mlperf_log_accuracy.json", [(0, A)])
-    return spec, run_dir
+    return run_request, run_dir
 
 
 def test_a_test_runs_in_a_fresh_directory_of_its_own_and_is_verified(
-    measured_run: tuple[RunSpec, Path],
+    measured_run: tuple[RunRequest, Path],
 ) -> None:
-    spec, run_dir = measured_run
+    run_request, run_dir = measured_run
     workers = Workers(compliance_ok())
-    verdict = run_compliance(spec, run_dir, "TEST01", launch=workers)
+    verdict = run_compliance(run_request, run_dir, "TEST01", launch=workers)
     directory = run_dir.resolve() / "compliance" / "TEST01"
     (job,) = workers.jobs
     assert (job.test, job.run_dir) == ("TEST01", directory)
@@ -106,10 +101,10 @@ def test_a_test_runs_in_a_fresh_directory_of_its_own_and_is_verified(
     assert read_incomplete(directory) is None and read_incomplete(run_dir) is None
 
 
-def test_a_second_run_of_a_test_keeps_the_first(measured_run: tuple[RunSpec, Path]) -> None:
-    spec, run_dir = measured_run
-    run_compliance(spec, run_dir, "TEST04", launch=Workers(compliance_ok(speed=2.0)))
-    again = run_compliance(spec, run_dir, "TEST04", launch=Workers(compliance_ok()))
+def test_a_second_run_of_a_test_keeps_the_first(measured_run: tuple[RunRequest, Path]) -> None:
+    run_request, run_dir = measured_run
+    run_compliance(run_request, run_dir, "TEST04", launch=Workers(compliance_ok(speed=2.0)))
+    again = run_compliance(run_request, run_dir, "TEST04", launch=Workers(compliance_ok()))
     compliance = run_dir / "compliance"
     assert sorted(p.name for p in compliance.iterdir()) == ["TEST04", "TEST04-1"]
     earlier = json.loads((compliance / "TEST04-1" / "verdict.json").read_text())
@@ -117,11 +112,11 @@ def test_a_second_run_of_a_test_keeps_the_first(measured_run: tuple[RunSpec, Pat
 
 
 def test_a_run_that_ended_early_is_run_again_at_the_measured_speed(
-    measured_run: tuple[RunSpec, Path],
+    measured_run: tuple[RunRequest, Path],
 ) -> None:
-    spec, run_dir = measured_run
+    run_request, run_dir = measured_run
     workers = Workers(undersized, compliance_ok())
-    run_compliance(spec, run_dir, "TEST04", launch=workers)
+    run_compliance(run_request, run_dir, "TEST04", launch=workers)
     second = workers.jobs[1]
     assert (second.attempt, second.previous_attempt) == (2, "attempt-1")
     assert second.expected is not None and second.expected.samples_per_second == 9.0
@@ -129,40 +124,40 @@ def test_a_run_that_ended_early_is_run_again_at_the_measured_speed(
     assert (first / "mlperf_log_detail.txt").read_text() == "first attempt"
 
 
-def test_a_failed_worker_marks_its_test_not_the_run(measured_run: tuple[RunSpec, Path]) -> None:
-    spec, run_dir = measured_run
+def test_a_failed_worker_marks_its_test_not_the_run(measured_run: tuple[RunRequest, Path]) -> None:
+    run_request, run_dir = measured_run
 
     def crashed(job: Job) -> int:
         (job.run_dir / "INCOMPLETE").write_text("crashed: boom\nexit_code: 70\n")
         return 70
 
     with pytest.raises(WorkerError, match="run failed: crashed: boom"):
-        run_compliance(spec, run_dir, "TEST04", launch=Workers(crashed))
+        run_compliance(run_request, run_dir, "TEST04", launch=Workers(crashed))
     recorded = read_incomplete(run_dir / "compliance" / "TEST04")
     assert recorded is not None and recorded.exit_code == 70
     assert read_incomplete(run_dir) is None  # the measured run is still whole
 
 
-def test_a_test_needs_a_finished_run(measured_run: tuple[RunSpec, Path]) -> None:
-    spec, run_dir = measured_run
+def test_a_test_needs_a_finished_run(measured_run: tuple[RunRequest, Path]) -> None:
+    run_request, run_dir = measured_run
     (run_dir / "accuracy" / "mlperf_log_accuracy.json").unlink()
     with pytest.raises(ResultError, match=r"mlperf_log_accuracy\.json: missing; TEST01 compares"):
-        run_compliance(spec, run_dir, "TEST01", launch=Workers())
+        run_compliance(run_request, run_dir, "TEST01", launch=Workers())
     (run_dir / "result.json").unlink()
     with pytest.raises(ResultError, match=r"result\.json: missing"):
-        run_compliance(spec, run_dir, "TEST04", launch=Workers())
+        run_compliance(run_request, run_dir, "TEST04", launch=Workers())
     assert not (run_dir / "compliance").exists()
 
 
-def test_the_spec_of_a_run_is_its_performance_job(
-    measured_run: tuple[RunSpec, Path], tmp_path: Path
+def test_the_request_of_a_run_is_its_performance_jobs(
+    measured_run: tuple[RunRequest, Path], tmp_path: Path
 ) -> None:
-    spec, run_dir = measured_run
-    assert spec_of_run(run_dir) == spec
+    run_request, run_dir = measured_run
+    assert request_of_run(run_dir) == run_request
     with pytest.raises(
         ResultError, match=r"not a run directory \(no job\.json\); name a run, or a trial-N"
     ):
-        spec_of_run(tmp_path)
+        request_of_run(tmp_path)
 
 
 def test_a_compliance_worker_works_in_its_directory_with_the_same_files(
@@ -176,18 +171,12 @@ def test_a_compliance_worker_works_in_its_directory_with_the_same_files(
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", text))
     directory = tmp_path / "run" / "compliance" / "TEST04"
     directory.mkdir(parents=True)
-    job = Job(
-        scenario=scenario,
-        scenario_path=None,
-        profile="quick",
-        hw="cpu",
-        test="TEST04",
-        run_dir=Path("run/compliance/TEST04"),
-    )
+    request = RunRequest(scenario=scenario, scenario_path=None, profile="quick", hw="cpu")
+    job = Job(request=request, test="TEST04", run_dir=Path("run/compliance/TEST04"))
     moved = enter_own_directory(job)
     assert Path(os.getcwd()) == directory and moved.run_dir == directory
-    assert moved.scenario.model.path == str(tmp_path / "models" / "m.onnx")
-    assert moved.scenario.data.dir == str(tmp_path / "data")
+    assert moved.request.scenario.model.path == str(tmp_path / "models" / "m.onnx")
+    assert moved.request.scenario.data.dir == str(tmp_path / "data")
     assert os.environ["BEYOND_TOPS_CACHE"] == str(tmp_path / "cache")
 
 
@@ -198,7 +187,7 @@ def test_the_submission_profile_runs_the_tests_mlperf_requires(
 
     def job(name: str, profile: str) -> Any:
         args = cli._parser().parse_args(["bench", "--out", str(tmp_path)])
-        return cli._job(Path(f"scenarios/{name}.yaml"), args, profile)
+        return cli._campaign(Path(f"scenarios/{name}.yaml"), args, profile)
 
     assert job("resnet50-offline", "submission").compliance == ("TEST01", "TEST04")
     assert job("bert-singlestream", "submission").compliance == ("TEST01",)
@@ -208,7 +197,7 @@ def test_the_submission_profile_runs_the_tests_mlperf_requires(
 
 def test_a_campaign_runs_its_compliance_tests_after_each_run(tmp_path: Path) -> None:
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
-    spec = RunSpec(scenario=scenario, scenario_path=None, profile="quick", hw="cpu")
+    run_request = RunRequest(scenario=scenario, scenario_path=None, profile="quick", hw="cpu")
 
     def accuracy(job: Job) -> int:
         accuracy_log(job.run_dir / "mlperf_log_accuracy.json", [(0, A)])
@@ -224,8 +213,11 @@ def test_a_campaign_runs_its_compliance_tests_after_each_run(tmp_path: Path) -> 
         return 0
 
     workers = Workers(accuracy, performance, compliance_ok(), compliance_ok(speed=3.0))
-    campaign = CampaignJob(
-        spec=spec, out_root=tmp_path / "runs", launch=workers, compliance=("TEST01", "TEST04")
+    campaign = Campaign(
+        request=run_request,
+        out_root=tmp_path / "runs",
+        launch=workers,
+        compliance=("TEST01", "TEST04"),
     )
     run_dir = run_trials(campaign, 1)
     assert [j.test for j in workers.jobs] == ["accuracy", "performance", "TEST01", "TEST04"]
@@ -248,10 +240,10 @@ def test_the_verb_refuses_what_is_not_a_run_in_one_line(
     )
 
 
-def test_an_unverified_test_has_not_passed(measured_run: tuple[RunSpec, Path]) -> None:
+def test_an_unverified_test_has_not_passed(measured_run: tuple[RunRequest, Path]) -> None:
     from harness.compliance.verify import compliance_passed
 
-    spec, run_dir = measured_run
+    run_request, run_dir = measured_run
     with pytest.raises(WorkerError):
-        run_compliance(spec, run_dir, "TEST04", launch=Workers(lambda job: 70))
+        run_compliance(run_request, run_dir, "TEST04", launch=Workers(lambda job: 70))
     assert compliance_passed(run_dir) is False

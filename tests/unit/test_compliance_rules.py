@@ -19,6 +19,7 @@ from harness.errors import ConfigError
 from harness.loadgen.plan import Audit, render_audit_config, write_test_confs
 from harness.loadgen.timed import TestPlan, _audit_path
 from harness.records.job import Job, as_compliance_test, job_to_dict, read_job, write_job
+from harness.records.request import RunRequest
 from tests.conftest import REPO, TINY_SS, write_scenario
 
 MLPERF_COMPLIANCE = REPO.parent / "shared" / "mlperf-tools" / "compliance"
@@ -118,11 +119,9 @@ def test_short_latencies_get_the_relaxed_tolerance() -> None:
 
 def a_job(tmp_path: Path, test: str) -> Job:
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
+    request = RunRequest(scenario=scenario, scenario_path=Path("s.yaml"), profile="quick", hw="cpu")
     return Job(
-        scenario=scenario,
-        scenario_path="s.yaml",
-        profile="quick",
-        hw="cpu",
+        request=request,
         test=test,  # type: ignore[arg-type]
         run_dir=tmp_path / "run" / "compliance" / test,
     )

@@ -14,16 +14,11 @@ from harness.compliance.accuracy import check_accuracy, compare
 from harness.compliance.outcome import ComplianceRun, read_outcome, write_outcome
 from harness.compliance.performance import check_performance
 from harness.compliance.rules import AUDIT_SETTINGS
-from harness.compliance.verify import (
-    VERDICT_FILE,
-    compliance_passed,
-    read_passed,
-    render_verdict,
-    verify,
-)
+from harness.compliance.verify import compliance_passed, read_passed, render_verdict, verify
 from harness.config import DataConfig
 from harness.errors import ResultError
 from harness.records.job import ComplianceTest
+from harness.records.layout import VERDICT_FILE
 
 # MLPerf's submission checker: verify_accuracy.txt passes on a line that is exactly TEST PASS,
 # verify_performance.txt on any line containing it; accuracy files match this pattern.
@@ -360,7 +355,13 @@ def test_a_missing_or_foreign_outcome_is_one_line(tmp_path: Path) -> None:
     ):
         read_outcome(tmp_path)
     (tmp_path / "outcome.json").write_text('{"schema_version": 9}')
-    with pytest.raises(ResultError, match="not a version 1 compliance outcome"):
+    with pytest.raises(ResultError, match=r"schema_version 9 was written by a newer beyond-tops"):
+        read_outcome(tmp_path)
+    (tmp_path / "outcome.json").write_text('{"schema_version": 0}')
+    with pytest.raises(ResultError, match=r"older than .*; run the compliance test again"):
+        read_outcome(tmp_path)
+    (tmp_path / "outcome.json").write_text('{"schema_version": 1, "test": "TEST01"}')
+    with pytest.raises(ResultError, match=r"outcome\.json: missing key 'cwd'"):
         read_outcome(tmp_path)
     write_outcome(outcome(), tmp_path)
     assert read_outcome(tmp_path) == outcome()

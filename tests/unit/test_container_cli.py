@@ -75,18 +75,21 @@ def test_docker_runner_gives_every_job_one_launcher(
         "bench", "--runner", "docker", "--hw", "cpu", "--out", str(tmp_path), "--image", "t"
     )
     path = Path("scenarios/tiny-singlestream.yaml")
-    first, second = cli._job(path, args, "quick"), cli._job(path, args, "quick", precision="fp16")
+    first, second = (
+        cli._campaign(path, args, "quick"),
+        cli._campaign(path, args, "quick", precision="fp16"),
+    )
     assert isinstance(first.launch, hc.DockerLauncher) and second.launch is first.launch
     assert first.launch.run == hc.DockerRun(hw="cpu", results=tmp_path, image="t", cache=None)
     local = parse("bench", "--out", str(tmp_path))
-    assert cli._job(path, local, "quick").launch is None
+    assert cli._campaign(path, local, "quick").launch is None
 
 
 def test_image_and_cache_need_the_docker_runner(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(REPO)
     args = parse("run", "scenarios/tiny-singlestream.yaml", "--image", "t:1")
     with pytest.raises(ConfigError, match=r"^--image: only with --runner docker$"):
-        cli._job(args.scenario, args, "quick")
+        cli._campaign(args.scenario, args, "quick")
 
 
 def test_docker_trouble_is_one_line_before_any_run(

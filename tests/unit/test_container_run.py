@@ -22,10 +22,11 @@ from harness.execution import containers as hc
 from harness.execution import containers_devices as hd
 from harness.execution.campaign import is_out_of_memory
 from harness.execution.images import ImageRef
-from harness.execution.pipeline import RunSpec, WorkerError, new_run_dir, run_one
+from harness.execution.pipeline import WorkerError, new_run_dir, run_one
 from harness.files import read_incomplete
 from harness.paths import CACHE_ENV, cache_root
 from harness.records.job import Job, write_job
+from harness.records.request import RunRequest
 from harness.runtime.targets import TARGETS, resolve_options
 from tests.conftest import TINY_SS, write_scenario
 
@@ -63,14 +64,8 @@ def job(tmp_path: Path, results: Path) -> Job:
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
     run_dir = results / "20261130T1-tiny"
     run_dir.mkdir(parents=True)
-    return Job(
-        scenario=scenario,
-        scenario_path="s.yaml",
-        profile="quick",
-        hw="cpu",
-        test="performance",
-        run_dir=run_dir,
-    )
+    request = RunRequest(scenario=scenario, scenario_path=Path("s.yaml"), profile="quick", hw="cpu")
+    return Job(request=request, test="performance", run_dir=run_dir)
 
 
 def job_file(job: Job) -> Path:
@@ -101,7 +96,7 @@ def test_paths_are_the_same_inside_and_outside(job: Job, results: Path, tmp_path
     model = tmp_path / "models" / "my.onnx"
     model.parent.mkdir()
     model.write_bytes(b"onnx")
-    job = dataclasses.replace(job, model_override=model)
+    job = dataclasses.replace(job, request=dataclasses.replace(job.request, model_override=model))
     kwargs = hc.container_kwargs(job_file(job), job, run_for(results), IMAGE, {})
     assert kwargs["command"] == [
         "python",
@@ -188,10 +183,13 @@ def test_relative_model_and_data_paths_are_mounted_where_the_cwd_puts_them(
 ) -> None:
     (tmp_path / "m.onnx").write_bytes(b"onnx")
     (tmp_path / "npy").mkdir()
-    model = dataclasses.replace(job.scenario.model, zoo=None, path="m.onnx")
-    data = dataclasses.replace(job.scenario.data, source="npy", dir="npy")
-    scenario = dataclasses.replace(job.scenario, model=model, data=data)
-    job = dataclasses.replace(job, scenario=scenario, model_override=tmp_path / "gone.onnx")
+    model = dataclasses.replace(job.request.scenario.model, zoo=None, path="m.onnx")
+    data = dataclasses.replace(job.request.scenario.data, source="npy", dir="npy")
+    scenario = dataclasses.replace(job.request.scenario, model=model, data=data)
+    request = dataclasses.replace(
+        job.request, scenario=scenario, model_override=tmp_path / "gone.onnx"
+    )
+    job = dataclasses.replace(job, request=request)
     assert hc.input_paths(job, tmp_path) == [tmp_path / "m.onnx", tmp_path / "npy"]
 
 
@@ -378,12 +376,14 @@ def test_through_the_pipeline_a_refused_start_leaves_no_run_dir(
     client: Any, tmp_path: Path, results: Path
 ) -> None:
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
-    spec = RunSpec(scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu")
+    request = RunRequest(
+        scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu"
+    )
     client.containers.run.side_effect = docker.errors.ImageNotFound("gone")
     launch, _, _ = launcher(client, run_for(results))
-    run_dir = new_run_dir(spec, results)
+    run_dir = new_run_dir(request, results)
     with pytest.raises(WorkerError) as err:
-        run_one(spec, run_dir, launch=launch)
+        run_one(request, run_dir, launch=launch)
     assert err.value.exit_code == 4 and "is gone; run `harness image ensure`" in err.value.cause
     assert not run_dir.exists()
 
@@ -392,11 +392,13 @@ def test_a_worker_killed_by_the_oom_killer_reads_as_out_of_memory(
     client: Any, mocker: MockerFixture, tmp_path: Path, results: Path
 ) -> None:
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
-    spec = RunSpec(scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu")
+    request = RunRequest(
+        scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu"
+    )
     started(client, mocker, [], code=137)
     launch, _, _ = launcher(client, run_for(results))
     with pytest.raises(WorkerError) as err:
-        run_one(spec, new_run_dir(spec, results), launch=launch)
+        run_one(request, new_run_dir(request, results), launch=launch)
     assert is_out_of_memory(err.value)
 
 

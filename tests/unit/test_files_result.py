@@ -15,16 +15,10 @@ import pytest
 import harness.files
 from harness.errors import ResultError
 from harness.files import INCOMPLETE_FILE, atomic_write_bytes, atomic_write_text, create_run_dir
+from harness.records.layout import RESULT_FILE
+from harness.records.result import ContainerImage, RunResult
 from harness.results.migrate import migrate_4_to_5
-from harness.results.records import ContainerImage, RunResult
-from harness.results.runfile import (
-    RESULT_FILE,
-    SCHEMA_VERSION,
-    load_result,
-    to_dict,
-    to_json,
-    write_result,
-)
+from harness.results.runfile import SCHEMA_VERSION, load_result, to_dict, to_json, write_result
 
 RUN_DIR_NAME = re.compile(r"(\d{8}T\d{6}Z)-tiny-SingleStream-([0-9a-f]{6})")
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "results"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from harness.fleet.plan import (
     task_dir,
     write_plan,
 )
+from harness.fleet.scheduled import K8sScheduler, SlurmScheduler, Submitted
 from harness.fleet.staging import final_path, planned, stage_models
 from harness.fleet.state import SchedulerView, fleet_status, summary_line
 from tests.conftest import TINY_OFFLINE, TINY_SS
@@ -118,7 +120,10 @@ def test_a_missing_model_or_damaged_fleet_file_is_one_line(tmp_path: Path) -> No
     with pytest.raises(ResultError, match=r"fleet.json: not a readable JSON fleet file"):
         read_plan(fleet)
     (fleet / "fleet.json").write_text(json.dumps({"schema_version": 99}))
-    with pytest.raises(ResultError, match="schema_version 99 is not 1; upgrade beyond-tops"):
+    with pytest.raises(
+        ResultError,
+        match=r"schema_version 99 was written by a newer beyond-tops \(this one reads 1\); upgrade",
+    ):
         read_plan(fleet)
     with pytest.raises(ResultError, match="no such task file"):
         read_task(fleet, 5)
@@ -303,8 +308,9 @@ def test_a_task_state_is_the_schedulers_else_its_own_record(
 ) -> None:
     fleet = create_fleet_dir(tmp_path / "out", "t")
     plan = _plan(entries, replicas=3)  # 6 tasks
-    submissions = [{"job_id": "9", "indices": [0, 1, 2, 3, 4], "node": None}]
-    plan = FleetPlan(**{**plan.__dict__, "scheduler": {"submissions": submissions}})
+    submitted = Submitted(job_id="9", indices=(0, 1, 2, 3, 4), node=None)
+    scheduler = SlurmScheduler(partition=None, time_min=None, submissions=(submitted,))
+    plan = dataclasses.replace(plan, scheduler=scheduler)
     write_plan(fleet, plan)
     _record(fleet, 0, "slurm-9_0")
     _record(fleet, 1, "slurm-9_1", exit_code=3, entries=[{"name": "x", "error": "bad model"}])
@@ -344,7 +350,7 @@ def test_dry_run_writes_the_fleet_and_submits_nothing(
     submit = (fleet / "submit.sh").read_text()
     assert f"sbatch --parsable --array=0 --nodelist=a {fleet}/fleet.sbatch" in submit
     assert f"sbatch --parsable --array=1 --nodelist=b {fleet}/fleet.sbatch" in submit
-    assert read_plan(fleet).scheduler["submissions"] == []
+    assert read_plan(fleet).scheduler == SlurmScheduler(partition="p", time_min=60)
 
 
 @pytest.mark.parametrize(
@@ -385,11 +391,9 @@ def test_k8s_writes_a_valid_indexed_job_over_the_results_volume(
     assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "bt-results"
     plan = read_plan(fleet)
     assert plan.kind == "k8s" and plan.runner == "local" and len(plan.tasks) == 4
-    assert plan.scheduler == {
-        "namespace": "default",
-        "job": job["metadata"]["name"],
-        "applied": False,
-    }
+    assert plan.scheduler == K8sScheduler(
+        namespace="default", job=job["metadata"]["name"], applied=False
+    )
     # --apply without a reachable cluster: one line, the scheduler's exit code, the plan kept
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "no-such-kubeconfig"))
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)

@@ -71,5 +71,5 @@ def test_image_tags_and_provenance_agree(repo: Path) -> None:
     assert images.git_commit(repo) == commit
     (repo / "new.txt").write_text("untracked\n")
     assert images.git_commit(repo) == commit + "-dirty"
-    assert collect_harness(Probe(repo), repo)["git_dirty"] is True
+    assert collect_harness(Probe(repo), repo).git_dirty is True
     assert images.git_commit(repo.parent) == "unknown"

@@ -9,7 +9,6 @@ import pytest
 
 from harness.errors import ResultError
 from harness.handoff import (
-    RETRY_FILE,
     SCHEMA_VERSION,
     PeakSearch,
     read_peak,
@@ -17,23 +16,24 @@ from harness.handoff import (
     write_peak,
     write_retry,
 )
-from harness.records.job import Expected
+from harness.records.layout import RETRY_FILE
+from harness.records.request import Expectation
 
 
 def test_both_files_carry_their_kind_and_version_and_read_back(tmp_path: Path) -> None:
-    write_retry(tmp_path, Expected(latency_ns=2.5e6, samples_per_second=40.0))
+    write_retry(tmp_path, Expectation(latency_ns=2.5e6, samples_per_second=40.0))
     write_peak(tmp_path, PeakSearch(found_qps=12.8, start_qps=4.39, steps=["4.39", "8.2"]))
     retry = json.loads((tmp_path / RETRY_FILE).read_text())
     peak = json.loads((tmp_path / "peak.json").read_text())
     assert (retry["kind"], retry["schema_version"]) == ("beyond-tops retry", SCHEMA_VERSION)
     assert (peak["kind"], peak["schema_version"]) == ("beyond-tops peak search", SCHEMA_VERSION)
-    assert read_retry(tmp_path) == Expected(latency_ns=2.5e6, samples_per_second=40.0)
+    assert read_retry(tmp_path) == Expectation(latency_ns=2.5e6, samples_per_second=40.0)
     assert read_peak(tmp_path) == PeakSearch(found_qps=12.8, start_qps=4.39, steps=["4.39", "8.2"])
 
 
 def test_files_written_before_versions_still_read(tmp_path: Path) -> None:
     (tmp_path / RETRY_FILE).write_text('{"latency_ns": 2000.0, "samples_per_second": 99.0}')
-    assert read_retry(tmp_path) == Expected(latency_ns=2000.0, samples_per_second=99.0)
+    assert read_retry(tmp_path) == Expectation(latency_ns=2000.0, samples_per_second=99.0)
     assert read_retry(tmp_path / "none") is None
 
 
@@ -41,7 +41,7 @@ def test_files_written_before_versions_still_read(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ('{"kind": "beyond-tops retry", "found_qps": 1}', "not a beyond-tops peak search file"),
-        ('{"schema_version": 9, "found_qps": 1}', r"schema_version 9\); upgrade beyond-tops"),
+        ('{"schema_version": 9, "found_qps": 1}', r"9 .* newer .* reads 0 to 1\); upgrade"),
         ('{"found_qps": 1e999, "start_qps": 1, "steps": []}', "found_qps is Infinity"),
         ('{"found_qps": "12", "start_qps": 1, "steps": []}', "found_qps: expected a finite"),
         ('{"found_qps": 12, "start_qps": 1, "steps": [1]}', "steps: expected a list of strings"),

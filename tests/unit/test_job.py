@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -9,19 +10,19 @@ from pathlib import Path
 
 import pytest
 
+import harness
 from harness.config import load_scenario
 from harness.errors import ConfigError
-from harness.records.job import JOB_SCHEMA_VERSION, Expected, Job, job_to_dict, read_job, write_job
+from harness.records.job import JOB_SCHEMA_VERSION, Job, job_to_dict, read_job, write_job
+from harness.records.request import Expectation, RunRequest
 from tests.conftest import REPO, TINY_SS, write_scenario
 
 
 def a_job(tmp_path: Path, **changes: object) -> Job:
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
+    request = RunRequest(scenario=scenario, scenario_path=Path("s.yaml"), profile="quick", hw="cpu")
     fields: dict[str, object] = {
-        "scenario": scenario,
-        "scenario_path": "s.yaml",
-        "profile": "quick",
-        "hw": "cpu",
+        "request": request,
         "test": "performance",
         "run_dir": tmp_path / "run",
     }
@@ -29,24 +30,77 @@ def a_job(tmp_path: Path, **changes: object) -> Job:
 
 
 def test_a_job_reads_back_exactly_as_written(tmp_path: Path) -> None:
-    job = a_job(
-        tmp_path,
-        expected=Expected(latency_ns=1.5e6, samples_per_second=640.0),
+    base = a_job(tmp_path)
+    request = dataclasses.replace(base.request, model_override=tmp_path / "m.onnx", strict=True)
+    job = dataclasses.replace(
+        base,
+        request=request,
+        expected=Expectation(latency_ns=1.5e6, samples_per_second=640.0),
         attempt=2,
         previous_attempt="attempt-1",
-        model_override=tmp_path / "m.onnx",
-        strict=True,
     )
     path = write_job(job, tmp_path / "job.json")
     assert read_job(path) == job
     assert json.loads(path.read_text())["schema_version"] == JOB_SCHEMA_VERSION
 
 
+def test_the_job_file_keeps_its_format(tmp_path: Path) -> None:
+    """The request's fields lie flat beside the test's, in this order (reproduce reads them)."""
+    request = dataclasses.replace(
+        a_job(tmp_path).request, model_override=Path("/models/m.onnx"), strict=True
+    )
+    job = Job(
+        request=request,
+        test="performance",
+        run_dir=Path("/results/run"),
+        expected=Expectation(latency_ns=2000.0, samples_per_second=99.5),
+        attempt=2,
+        previous_attempt="attempt-1",
+    )
+    data = json.loads(write_job(job, tmp_path / "job.json").read_text())
+    scenario = data.pop("scenario")
+    assert data == {
+        "schema_version": JOB_SCHEMA_VERSION,
+        "harness_version": harness.__version__,
+        "test": "performance",
+        "run_dir": "/results/run",
+        "hw": "cpu",
+        "profile": "quick",
+        "strict": True,
+        "model_override": "/models/m.onnx",
+        "scenario_path": "s.yaml",
+        "expected": {"latency_ns": 2000.0, "samples_per_second": 99.5},
+        "attempt": 2,
+        "previous_attempt": "attempt-1",
+    }
+    assert list(data) == list(job_to_dict(job))[:-1]  # the scenario last
+    assert scenario["name"] == request.scenario.name
+
+
+@pytest.mark.parametrize(
+    ("expected", "message"),
+    [
+        ({"latency_ns": 1.0}, r"expected: missing key 'samples_per_second'"),
+        ({"latency_ns": "fast", "samples_per_second": 1.0}, r"latency_ns: expected a number"),
+        ({"latency_ns": 1.0, "samples_per_second": 1.0, "qps": 2}, r"unknown key 'qps'"),
+        ([1.0, 2.0], r"expected: expected a mapping, got a list"),
+    ],
+)
+def test_a_bad_expectation_is_one_line_naming_the_key(
+    tmp_path: Path, expected: object, message: str
+) -> None:
+    data = job_to_dict(a_job(tmp_path)) | {"expected": expected}
+    (tmp_path / "job.json").write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=message):
+        read_job(tmp_path / "job.json")
+
+
 def test_a_newer_job_file_says_to_upgrade(tmp_path: Path) -> None:
     data = job_to_dict(a_job(tmp_path)) | {"schema_version": JOB_SCHEMA_VERSION + 1}
     (tmp_path / "job.json").write_text(json.dumps(data))
     with pytest.raises(
-        ConfigError, match=rf"job\.json: job schema_version {JOB_SCHEMA_VERSION + 1} .*upgrade"
+        ConfigError,
+        match=rf"job\.json: schema_version {JOB_SCHEMA_VERSION + 1} was written by a newer .*upg",
     ):
         read_job(tmp_path / "job.json")
 

@@ -21,7 +21,6 @@ from harness.config import (
 from harness.errors import ConfigError, RunError
 from harness.loadgen import timed
 from harness.loadgen.conf import (
-    Expectation,
     conf_value,
     official_mlperf_conf,
     render_user_conf,
@@ -30,6 +29,7 @@ from harness.loadgen.conf import (
     user_conf_overrides,
 )
 from harness.loadgen.timed import load_settings, performance_sample_count
+from harness.records.request import Expectation
 
 OFFICIAL_QSL_RNG_SEED = 2085463073848966840
 HEADER = "# written by beyond-tops; applied on top of LoadGen's official mlperf.conf"

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from harness.analysis.compare import compare
-from harness.analysis.groups import load_group
 from harness.analysis.spread import metric_spreads, spread_flags
 from harness.fleet.collect import merge
 from harness.fleet.plan import read_plan, task_dir
 from harness.fleet.state import fleet_status
 from harness.records.metrics import Metric, metric
-from harness.results.records import RunResult, ServerRecord
+from harness.records.result import RunResult, ServerRecord
+from harness.results.groups import load_group
 from harness.results.runfile import load_result, write_result
 from harness.site.build import build_site
 from tests.conftest import TINY_SS, harness_dir, harness_printed

@@ -13,12 +13,12 @@ from typing import Any, cast
 import pytest
 
 from harness.analysis.compare import compare
-from harness.analysis.groups import Group, load_group
 from harness.analysis.spread import metric_spreads
+from harness.analysis.values import headline, metric_values, value_of
 from harness.cli import main
-from harness.cli.inspection import _render_group
 from harness.errors import ERROR_CODES, ResultError
 from harness.records import metrics as catalogue
+from harness.records.group import Group
 from harness.records.metrics import (
     GENERATIVE,
     P99,
@@ -34,11 +34,12 @@ from harness.records.metrics import (
     per_source,
     scenario_metrics,
 )
+from harness.records.result import RunResult, ServerRecord
 from harness.report.blocks import Table
 from harness.report.summary import summary_row
 from harness.report.tables import results_blocks
-from harness.results.metrics import headline, metric_values, value_of
-from harness.results.records import RunResult, ServerRecord
+from harness.report.text import render_group
+from harness.results.groups import load_group
 from harness.results.runfile import load_result
 from harness.site.headline import group_headline
 
@@ -207,7 +208,7 @@ def test_a_scenario_whose_metrics_are_tokens_is_shown_by_every_consumer(
     assert table.rows[1][1:3] == ("50.500", "50.000")  # median, and the best is the lower
     shown = group_headline(a)
     assert (shown.key, shown.text()) == (TOKENS.key, "1,005.0 tokens/s")
-    printed = _render_group(a, "a")
+    printed = render_group(a, "a")
     assert "2 trials of token throughput (tokens/s), higher is better" in printed
 
 

@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.groups import load_group
 from harness.config import load_scenario
 from harness.errors import Interrupted, StopSignals
 from harness.execution import worker
-from harness.execution.campaign import Job as CampaignJob
-from harness.execution.campaign import is_out_of_memory, run_batch_sweep, run_trials
-from harness.execution.pipeline import RunSpec, WorkerError, launch_worker, run_one
+from harness.execution.campaign import Campaign, is_out_of_memory, run_batch_sweep, run_trials
+from harness.execution.pipeline import WorkerError, launch_worker, run_one
 from harness.files import Incomplete, mark_complete, mark_incomplete, read_incomplete
-from harness.records.job import Expected, Job, read_job
+from harness.records.job import Job, read_job
+from harness.records.request import Expectation, RunRequest
 from harness.results.groupfile import read_sweep, read_trials
+from harness.results.groups import load_group
 from tests.conftest import TINY_OFFLINE, TINY_SS, write_scenario
 
 Step = Callable[[Path], int]  # one worker's behaviour: given its run directory, its exit code
@@ -78,45 +78,51 @@ def fails(cause: str, code: int, *, measured: bool) -> Step:
 
 
 @pytest.fixture
-def spec(tmp_path: Path) -> RunSpec:
+def run_request(tmp_path: Path) -> RunRequest:
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
-    return RunSpec(scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu")
+    return RunRequest(
+        scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu"
+    )
 
 
 def test_accuracy_then_performance_each_from_its_own_job_file(
-    spec: RunSpec, tmp_path: Path
+    run_request: RunRequest, tmp_path: Path
 ) -> None:
     launch = ScriptedLauncher(accuracy_ok, result(valid=True))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    assert run_one(spec, run_dir, launch=launch) == run_dir
+    assert run_one(run_request, run_dir, launch=launch) == run_dir
     assert [(j.test, j.run_dir) for j in launch.jobs] == [
         ("accuracy", (run_dir / "accuracy").resolve()),
         ("performance", run_dir.resolve()),
     ]
     assert read_job(run_dir / "job.json") == launch.jobs[1]  # the record of what ran
     assert read_job(run_dir / "accuracy" / "job.json") == launch.jobs[0]
-    assert launch.jobs[1].scenario == spec.scenario and launch.jobs[1].expected is None
+    assert (
+        launch.jobs[1].request.scenario == run_request.scenario and launch.jobs[1].expected is None
+    )
     assert read_incomplete(run_dir) is None
 
 
-def test_an_invalid_run_is_an_outcome_not_a_failure(spec: RunSpec, tmp_path: Path) -> None:
+def test_an_invalid_run_is_an_outcome_not_a_failure(
+    run_request: RunRequest, tmp_path: Path
+) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    run_one(spec, run_dir, launch=ScriptedLauncher(accuracy_ok, result(valid=False)))
+    run_one(run_request, run_dir, launch=ScriptedLauncher(accuracy_ok, result(valid=False)))
     assert json.loads((run_dir / "result.json").read_text()) == {"valid": False}
 
 
 def test_a_first_attempt_sized_too_small_is_set_aside_and_run_again(
-    spec: RunSpec, tmp_path: Path
+    run_request: RunRequest, tmp_path: Path
 ) -> None:
     launch = ScriptedLauncher(accuracy_ok, retry, result(valid=True))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
-    run_one(spec, run_dir, launch=launch)
+    run_one(run_request, run_dir, launch=launch)
     second = launch.jobs[2]
     assert (second.attempt, second.previous_attempt) == (2, "attempt-1")
-    assert second.expected == Expected(latency_ns=2000.0, samples_per_second=99.0)
+    assert second.expected == Expectation(latency_ns=2000.0, samples_per_second=99.0)
     first = run_dir / "attempt-1"
     assert (first / "mlperf_log_detail.txt").read_text() == "first attempt log"
     assert read_job(first / "job.json").attempt == 1
@@ -126,13 +132,13 @@ def test_a_first_attempt_sized_too_small_is_set_aside_and_run_again(
 
 
 def test_a_failure_while_measuring_keeps_the_logs_and_the_cause(
-    spec: RunSpec, tmp_path: Path
+    run_request: RunRequest, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     launch = ScriptedLauncher(accuracy_ok, fails("inference failed: device lost", 5, measured=True))
     with pytest.raises(WorkerError) as err:
-        run_one(spec, run_dir, launch=launch)
+        run_one(run_request, run_dir, launch=launch)
     assert (err.value.cause, err.value.exit_code) == ("inference failed: device lost", 5)
     assert str(err.value) == f"{run_dir}: run failed: inference failed: device lost"
     recorded = read_incomplete(run_dir)
@@ -140,21 +146,21 @@ def test_a_failure_while_measuring_keeps_the_logs_and_the_cause(
     assert "device lost" in recorded.cause
 
 
-def test_a_failure_before_measuring_writes_nothing(spec: RunSpec, tmp_path: Path) -> None:
+def test_a_failure_before_measuring_writes_nothing(run_request: RunRequest, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     launch = ScriptedLauncher(fails("HW=nvidia: no device", 4, measured=False))
     with pytest.raises(WorkerError) as err:
-        run_one(spec, run_dir, launch=launch)
+        run_one(run_request, run_dir, launch=launch)
     assert err.value.exit_code == 4 and len(launch.jobs) == 1  # the performance test never ran
     assert not run_dir.exists()
 
 
-def test_a_worker_killed_by_the_kernel_is_named_so(spec: RunSpec, tmp_path: Path) -> None:
+def test_a_worker_killed_by_the_kernel_is_named_so(run_request: RunRequest, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     with pytest.raises(WorkerError) as err:
-        run_one(spec, run_dir, launch=ScriptedLauncher(accuracy_ok, lambda _: -9))
+        run_one(run_request, run_dir, launch=ScriptedLauncher(accuracy_ok, lambda _: -9))
     assert err.value.cause == "killed by signal 9" and is_out_of_memory(err.value)
     assert err.value.exit_code == 5
 
@@ -168,13 +174,15 @@ STOPS = [
 
 @pytest.mark.parametrize(("signum", "cause", "code"), STOPS, ids=["INT", "TERM", "HUP"])
 def test_a_signal_in_a_worker_stops_the_parent_and_marks_the_run(
-    signum: int, cause: str, code: int, spec: RunSpec, tmp_path: Path
+    signum: int, cause: str, code: int, run_request: RunRequest, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     with pytest.raises(Interrupted) as stopped:
         run_one(
-            spec, run_dir, launch=ScriptedLauncher(accuracy_ok, fails("x", code, measured=True))
+            run_request,
+            run_dir,
+            launch=ScriptedLauncher(accuracy_ok, fails("x", code, measured=True)),
         )
     assert stopped.value.signum == signum
     recorded = read_incomplete(run_dir)
@@ -189,7 +197,7 @@ def test_a_signal_to_the_parent_is_forwarded_to_its_worker_and_marks_the_run(
     signum: int,
     cause: str,
     code: int,
-    spec: RunSpec,
+    run_request: RunRequest,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -219,7 +227,7 @@ def test_a_signal_to_the_parent_is_forwarded_to_its_worker_and_marks_the_run(
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     with pytest.raises(Interrupted):
-        run_one(spec, run_dir, launch=launch_worker)
+        run_one(run_request, run_dir, launch=launch_worker)
     assert sent == [signum]
     recorded = read_incomplete(run_dir)
     where = f"{cause} in the accuracy test"  # the first worker, which recorded no phase
@@ -231,7 +239,7 @@ def test_a_worker_names_the_signal_that_stopped_it(
     signum: int,
     cause: str,
     code: int,
-    spec: RunSpec,
+    run_request: RunRequest,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -242,10 +250,7 @@ def test_a_worker_names_the_signal_that_stopped_it(
     stops = StopSignals()
     stops.received = signum
     job = Job(
-        scenario=spec.scenario,
-        scenario_path=None,
-        profile="quick",
-        hw="cpu",
+        request=dataclasses.replace(run_request, scenario_path=None),
         test="performance",
         run_dir=tmp_path,
     )
@@ -256,12 +261,12 @@ def test_a_worker_names_the_signal_that_stopped_it(
 
 
 def test_a_worker_that_exits_0_without_a_result_fails_the_run(
-    spec: RunSpec, tmp_path: Path
+    run_request: RunRequest, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     with pytest.raises(WorkerError, match="left no result"):
-        run_one(spec, run_dir, launch=ScriptedLauncher(accuracy_ok, accuracy_ok))
+        run_one(run_request, run_dir, launch=ScriptedLauncher(accuracy_ok, accuracy_ok))
 
 
 # ---- trials and sweeps: a group records its own state ----
@@ -285,20 +290,26 @@ def crashed(message: str) -> Step:
     return step
 
 
-def campaign_job(spec: RunSpec, tmp_path: Path, *steps: Step, text: str = TINY_SS) -> CampaignJob:
+def a_campaign(
+    run_request: RunRequest, tmp_path: Path, *steps: Step, text: str = TINY_SS
+) -> Campaign:
     scenario = load_scenario(write_scenario(tmp_path / "c.yaml", text))
-    spec = dataclasses.replace(spec, scenario=scenario)
-    return CampaignJob(spec=spec, out_root=tmp_path / "runs", launch=ScriptedLauncher(*steps))
+    run_request = dataclasses.replace(run_request, scenario=scenario)
+    return Campaign(
+        request=run_request, out_root=tmp_path / "runs", launch=ScriptedLauncher(*steps)
+    )
 
 
-def test_a_group_is_incomplete_while_its_trials_run(spec: RunSpec, tmp_path: Path) -> None:
+def test_a_group_is_incomplete_while_its_trials_run(
+    run_request: RunRequest, tmp_path: Path
+) -> None:
     seen: list[bool] = []
 
     def watched(run_dir: Path) -> int:
         seen.append((run_dir.parent / "INCOMPLETE").is_file())
         return measured(run_dir)
 
-    job = campaign_job(spec, tmp_path, accuracy_ok, watched, accuracy_ok, watched)
+    job = a_campaign(run_request, tmp_path, accuracy_ok, watched, accuracy_ok, watched)
     group = run_trials(job, 2)
     assert seen == [True, True] and not (group / "INCOMPLETE").exists()
     trials = read_trials(group / "trials.json")
@@ -306,10 +317,10 @@ def test_a_group_is_incomplete_while_its_trials_run(spec: RunSpec, tmp_path: Pat
 
 
 def test_a_group_that_failed_in_trial_3_keeps_its_two_good_trials(
-    spec: RunSpec, tmp_path: Path
+    run_request: RunRequest, tmp_path: Path
 ) -> None:
     steps = [accuracy_ok, measured] * 2 + [accuracy_ok, lambda _: -9]
-    job = campaign_job(spec, tmp_path, *steps)
+    job = a_campaign(run_request, tmp_path, *steps)
     with pytest.raises(WorkerError):
         run_trials(job, 3)
     (group,) = (tmp_path / "runs").iterdir()
@@ -322,9 +333,9 @@ def test_a_group_that_failed_in_trial_3_keeps_its_two_good_trials(
     assert loaded.kind == "trials" and len(loaded.runs.results) == 2
 
 
-def test_a_group_stopped_by_sigterm_says_so(spec: RunSpec, tmp_path: Path) -> None:
-    job = campaign_job(
-        spec, tmp_path, accuracy_ok, measured, accuracy_ok, fails("x", 143, measured=True)
+def test_a_group_stopped_by_sigterm_says_so(run_request: RunRequest, tmp_path: Path) -> None:
+    job = a_campaign(
+        run_request, tmp_path, accuracy_ok, measured, accuracy_ok, fails("x", 143, measured=True)
     )
     with pytest.raises(Interrupted):
         run_trials(job, 3)
@@ -335,9 +346,11 @@ def test_a_group_stopped_by_sigterm_says_so(spec: RunSpec, tmp_path: Path) -> No
     assert read_trials(group / "trials.json").runs == ("trial-1",)
 
 
-def test_a_sweep_that_fails_keeps_its_points_and_says_why(spec: RunSpec, tmp_path: Path) -> None:
+def test_a_sweep_that_fails_keeps_its_points_and_says_why(
+    run_request: RunRequest, tmp_path: Path
+) -> None:
     steps = [accuracy_ok, measured, accuracy_ok, fails("device lost", 4, measured=True)]
-    job = campaign_job(spec, tmp_path, *steps, text=TINY_OFFLINE)
+    job = a_campaign(run_request, tmp_path, *steps, text=TINY_OFFLINE)
     with pytest.raises(WorkerError):
         run_batch_sweep(job, 1, batches=[1, 2, 4])
     (sweep,) = (tmp_path / "runs").iterdir()
@@ -358,10 +371,10 @@ def test_a_sweep_that_fails_keeps_its_points_and_says_why(spec: RunSpec, tmp_pat
     ids=["numpy", "signal-9", "exit-137"],
 )
 def test_a_sweep_records_running_out_of_memory_as_its_limit(
-    out_of_memory: Step, spec: RunSpec, tmp_path: Path
+    out_of_memory: Step, run_request: RunRequest, tmp_path: Path
 ) -> None:
     steps = [accuracy_ok, measured, accuracy_ok, out_of_memory]
-    job = campaign_job(spec, tmp_path, *steps, text=TINY_OFFLINE)
+    job = a_campaign(run_request, tmp_path, *steps, text=TINY_OFFLINE)
     sweep = run_batch_sweep(job, 1, batches=[1, 2, 4])
     data = read_sweep(sweep / "sweep.json")
     assert data.stopped == "out_of_memory" and data.complete
@@ -400,14 +413,16 @@ def peak_found(qps: float) -> Step:
 
 
 @pytest.fixture
-def server_spec(tmp_path: Path) -> RunSpec:
+def server_request(tmp_path: Path) -> RunRequest:
     text = TINY_SS.replace("scenario: SingleStream", "scenario: Server") + "server: {}\n"
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", text))
-    return RunSpec(scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu")
+    return RunRequest(
+        scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu"
+    )
 
 
 def test_a_found_rate_is_confirmed_stepping_down_until_valid(
-    server_spec: RunSpec, tmp_path: Path
+    server_request: RunRequest, tmp_path: Path
 ) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -418,25 +433,25 @@ def test_a_found_rate_is_confirmed_stepping_down_until_valid(
         _result_valid(False),
         _result_valid(True),
     )
-    run_one(server_spec, run_dir, launch=launch)
+    run_one(server_request, run_dir, launch=launch)
     tests = [job.test for job in launch.jobs]
     assert tests == ["accuracy", "find_peak", "performance", "performance", "performance"]
     assert launch.jobs[1].run_dir == (run_dir / "peak-search").resolve()
-    rates = [job.scenario.server.target_qps for job in launch.jobs[2:]]
+    rates = [job.request.scenario.server.target_qps for job in launch.jobs[2:]]
     assert rates == [100.0, 85.0, 72.25]
     # A quick confirmation gets the queries early stopping needs; the search keeps its own.
-    assert [job.scenario.quick.min_query_count for job in launch.jobs[1:3]] == [100, 500]
+    assert [job.request.scenario.quick.min_query_count for job in launch.jobs[1:3]] == [100, 500]
     assert (run_dir / "confirm-1" / "result.json").is_file()
     assert (run_dir / "confirm-2" / "result.json").is_file()
     assert json.loads((run_dir / "result.json").read_text())["valid"] is True
 
 
-def test_confirmations_stop_after_four_runs(server_spec: RunSpec, tmp_path: Path) -> None:
+def test_confirmations_stop_after_four_runs(server_request: RunRequest, tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     invalid = [_result_valid(False) for _ in range(4)]
     launch = ScriptedLauncher(accuracy_ok, peak_found(10.0), *invalid)
-    run_one(server_spec, run_dir, launch=launch)  # the last INVALID one is the result
+    run_one(server_request, run_dir, launch=launch)  # the last INVALID one is the result
     assert len(launch.jobs) == 6
     assert sorted(p.name for p in run_dir.glob("confirm-*")) == [
         "confirm-1",
@@ -446,7 +461,9 @@ def test_confirmations_stop_after_four_runs(server_spec: RunSpec, tmp_path: Path
     assert json.loads((run_dir / "result.json").read_text())["valid"] is False
 
 
-def test_a_search_that_left_no_rate_fails_the_run(server_spec: RunSpec, tmp_path: Path) -> None:
+def test_a_search_that_left_no_rate_fails_the_run(
+    server_request: RunRequest, tmp_path: Path
+) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
 
@@ -456,4 +473,4 @@ def test_a_search_that_left_no_rate_fails_the_run(server_spec: RunSpec, tmp_path
         return 0
 
     with pytest.raises(WorkerError, match="peak search left no rate"):
-        run_one(server_spec, run_dir, launch=ScriptedLauncher(accuracy_ok, no_rate))
+        run_one(server_request, run_dir, launch=ScriptedLauncher(accuracy_ok, no_rate))

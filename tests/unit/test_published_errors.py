@@ -10,7 +10,7 @@ import pytest
 from harness.cli import main
 from harness.errors import ResultError
 from harness.published.importer import import_mlperf
-from harness.results.published import load_published
+from harness.published.record import load_published
 from tests.unit.test_published_import import V40, V41, fixed_now
 
 RESULTS = "closed/UntetherAI/results"

@@ -10,9 +10,9 @@ import pytest
 from harness.errors import ResultError
 from harness.published.importer import import_mlperf
 from harness.published.read import read_result
+from harness.published.record import load_published
 from harness.published.store import store
 from harness.published.tree import find_locations
-from harness.results.published import load_published
 from tests.unit.test_published_import import V41, fixed_now
 
 UNTETHER = "closed/UntetherAI"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -11,9 +12,9 @@ import pytest
 
 from harness.cli import main
 from harness.errors import ResultError
+from harness.records.layout import REPRODUCTION_FILE
 from harness.reproduce.codes import verdict_code_table
 from harness.reproduce.record import (
-    REPRODUCTION_FILE,
     REPRODUCTION_SCHEMA_VERSION,
     read_reproduction,
     render_reproduction,
@@ -72,15 +73,20 @@ def test_the_schema_refuses_a_reproduced_verdict_with_reasons(tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
-    ("version", "fix"), [(2, "upgrade beyond-tops"), (None, "run `harness reproduce` again")]
+    ("version", "message"),
+    [
+        (2, "schema_version 2 was written by a newer beyond-tops (this one reads 1); upgrade"),
+        (0, "schema_version 0 is older than this beyond-tops reads (1); run `harness reproduce`"),
+        (None, "no schema_version; not a beyond-tops reproduction file"),
+    ],
 )
 def test_other_versions_are_refused_with_what_to_do(
-    version: int | None, fix: str, tmp_path: Path
+    version: int | None, message: str, tmp_path: Path
 ) -> None:
     data = {**to_dict(_verdicts()[0]), "schema_version": version}
     path = tmp_path / REPRODUCTION_FILE
     path.write_text(json.dumps(data))
-    with pytest.raises(ResultError, match=f"schema_version {version!r} is not 1; {fix}"):
+    with pytest.raises(ResultError, match=re.escape(f"{path}: {message}")):
         read_reproduction(path)
 
 

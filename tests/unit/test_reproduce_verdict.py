@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.analysis.stats import welch_t_test
+from harness.analysis.welch import welch_t_test
 from harness.errors import (
     BROKEN_PIPE,
     CRASHED,
@@ -19,12 +19,12 @@ from harness.errors import (
     ConfigError,
     DependencyError,
 )
-from harness.fingerprint.fingerprint import Fingerprint
+from harness.records.fingerprint import Fingerprint
+from harness.records.measures import CalibrationRecord
+from harness.records.result import RunResult, ServerRecord
 from harness.reproduce.codes import VERDICT_CODES, VERDICTS
 from harness.reproduce.tolerance import Tolerance, parse_tolerance
 from harness.reproduce.verdict import Evidence, Reproduction, judge
-from harness.results.measures import CalibrationRecord
-from harness.results.records import RunResult, ServerRecord
 from harness.results.runfile import load_result
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "tiny-singlestream"

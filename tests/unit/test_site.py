@@ -241,7 +241,9 @@ def test_a_fleet_shows_each_tasks_latest_attempt(tmp_path: Path) -> None:
     ):
         where = fleet / "tasks" / task / attempt
         shutil.copytree(REPORTS / group, where / group)
-        (where / "task-result.json").write_text(json.dumps({"started_utc": started}))
+        entry = {"name": group, "run": group, "exit_code": 0, "error": None}
+        record = {"schema_version": 1, "started_utc": started, "entries": [entry]}
+        (where / "task-result.json").write_text(json.dumps(record))
     (fleet / "tasks" / "002").mkdir()
     site = build_site([fleet], tmp_path / "site")
     (entry,) = site.entries

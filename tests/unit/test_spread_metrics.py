@@ -8,13 +8,12 @@ import re
 import shutil
 from pathlib import Path
 
-from harness.analysis.groups import load_group
 from harness.analysis.spread import metric_spreads, spread_flags
-from harness.analysis.stats import trial_stats
-from harness.execution.campaign_render import render_trials
 from harness.records.metrics import metric as shown
 from harness.report.markdown import render_markdown
-from harness.results.groupfile import TrialsFile, read_trials, write_trials
+from harness.report.text import render_group
+from harness.results.groupfile import read_trials, write_trials
+from harness.results.groups import load_group
 from harness.results.runfile import load_result
 
 REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "reports"
@@ -118,23 +117,16 @@ def test_shown_names_and_units() -> None:
 
 
 def test_the_trials_printout_shows_latency_in_ms_by_its_name() -> None:
-    stats = trial_stats(
-        [2_402_654.0, 2_390_112.0, 2_751_870.0], requested=3, higher_is_better=False
-    )
-    trials = TrialsFile(
-        scenario_name="tiny-ss",
-        scenario="SingleStream",
-        batch_size=1,
-        profile="quick",
-        requested=3,
-        runs=("trial-1", "trial-2", "trial-3"),
-        metric="latency_ns.p90",
-        stats=stats,
-    )
-    text = render_trials(trials)
-    assert text.splitlines()[0] == (
-        "tiny-ss: 3 trials of p90 latency: median 2.40 ms, best 2.39 ms, CoV 8.16 %"
-    )
+    # trials-epyc's trials.json is version 1: its p90 warning gives raw ns (2,514,879); the
+    # printout reads the runs and says each metric in its shown unit, by its shown name
+    text = render_group(load_group(REPORTS / "trials-epyc"), "trials-epyc")
+    lines = text.splitlines()
+    headline = "3 trials of early-stopping p90 latency (ms), lower is better (3 requested)"
+    assert lines[1] == f"  {headline}"
+    assert lines[2].split() == ["median", "best", "mean", "stdev", "CoV"]
+    assert lines[3].split() == ["2.461", "2.448", "2.576", "0.210", "8.2", "%"]
+    flag = "p90 latency: spread too large to trust: CoV 8.2 % >= 5 % over 3 trials"
+    assert f"  warning: {flag} (mean 2.51 ms, stdev 0.205 ms)" in text
     assert "2,514,879" not in text and "latency_ns" not in text
 
 

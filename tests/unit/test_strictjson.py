@@ -8,7 +8,18 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ResultError
-from harness.strictjson import INT_MAX, INT_MIN, MAX_DEPTH, bad_number, loads, read_json
+from harness.strictjson import (
+    INT_MAX,
+    INT_MIN,
+    MAX_DEPTH,
+    Format,
+    Versioned,
+    bad_number,
+    check_versioned,
+    loads,
+    read_json,
+    read_versioned,
+)
 
 
 @pytest.mark.parametrize(
@@ -55,3 +66,60 @@ def test_read_json_takes_a_bom_and_refuses_a_fifo(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(ResultError, match="is a FIFO, not a regular file"):
         read_json(fifo, ResultError)
+
+
+# --- read_versioned: the one reader of our versioned formats ---
+
+FMT = Format(what="a beyond-tops thing", newest=3, oldest=2, kind="thing", older_fix="redo it")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[1]", "not a beyond-tops thing (expected a JSON object, got a list [1])"),
+        ('{"kind": "other", "schema_version": 3}', "not a beyond-tops thing (kind is not 'thing')"),
+        ('{"schema_version": 3}', "not a beyond-tops thing (kind is not 'thing')"),
+        ('{"kind": "thing"}', "no schema_version; not a beyond-tops thing"),
+        ('{"kind": "thing", "schema_version": true}', "no schema_version; not a beyond-tops thing"),
+        (
+            '{"kind": "thing", "schema_version": 4}',
+            "schema_version 4 was written by a newer beyond-tops (this one reads 2 to 3); "
+            "upgrade beyond-tops",
+        ),
+        (
+            '{"kind": "thing", "schema_version": 1}',
+            "schema_version 1 is older than this beyond-tops reads (2 to 3); redo it",
+        ),
+        ('{"kind": "thing", "schema_version": NaN}', "schema_version is NaN"),
+    ],
+)
+def test_read_versioned_names_the_file_and_what_to_do(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "thing.json"
+    path.write_text(text)
+    with pytest.raises(ResultError) as info:
+        read_versioned(path, FMT, ResultError)
+    assert str(info.value).startswith(f"{path}: {message}")
+
+
+def test_read_versioned_returns_the_object_and_its_version(tmp_path: Path) -> None:
+    path = tmp_path / "thing.json"
+    path.write_text('{"kind": "thing", "schema_version": 2, "n": 1}')
+    assert read_versioned(path, FMT, ResultError) == Versioned(
+        {"kind": "thing", "schema_version": 2, "n": 1}, 2
+    )
+    with pytest.raises(ResultError, match=r"gone\.json: no such thing; make one"):
+        read_versioned(tmp_path / "gone.json", FMT, ResultError, missing="no such thing; make one")
+
+
+def test_files_from_before_versions_read_as_the_unversioned_version(tmp_path: Path) -> None:
+    old = Format(what="a retry file", newest=1, oldest=0, kind="retry", unversioned=0)
+    path = tmp_path / "retry.json"
+    path.write_text('{"latency_ns": 1}')
+    assert read_versioned(path, old, ResultError).version == 0
+    assert old.reads() == "0 to 1" and FMT.reads() == "2 to 3"
+    single = Format(what="a one-version file", newest=1, oldest=1)
+    assert single.reads() == "1"
+    with pytest.raises(ResultError, match=r"\(this one reads 1\); upgrade"):
+        check_versioned({"schema_version": 2}, "x.json", single, ResultError)

@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from harness.results.measures import Accuracy, ClosedDivision, Fp32Agreement, LabelAccuracy
+from harness.records.accuracy import Accuracy, ClosedDivision, Fp32Agreement, LabelAccuracy
 from harness.submission.accuracy_txt import (
     ELISION,
     MAX_ACCURACY_LOG_BYTES,

@@ -10,8 +10,9 @@ import yaml
 
 from harness.config import load_scenario, scenario_to_dict
 from harness.records.job import Job
-from harness.results.measures import CalibrationRecord, RecipeRecord
-from harness.results.records import ContainerImage, RunResult
+from harness.records.measures import CalibrationRecord, RecipeRecord
+from harness.records.request import RunRequest
+from harness.records.result import ContainerImage, RunResult
 from harness.results.runfile import load_result
 from harness.submission.documents import (
     QUICK_LABEL,
@@ -28,15 +29,14 @@ COMMIT = "55597f181825622eebf1d9151ad8455a3c141b63"  # the fixture's
 
 
 def _job(**changes: object) -> Job:
-    job = Job(
+    request = RunRequest(
         scenario=load_scenario(REPO / "scenarios" / "tiny-singlestream.yaml"),
-        scenario_path="scenarios/tiny-singlestream.yaml",
+        scenario_path=Path("scenarios/tiny-singlestream.yaml"),
         profile="quick",
         hw="cpu",
-        test="performance",
-        run_dir=Path("/runs/r1"),
     )
-    return dataclasses.replace(job, **changes)  # type: ignore[arg-type]
+    request = dataclasses.replace(request, **changes)  # type: ignore[arg-type]
+    return Job(request=request, test="performance", run_dir=Path("/runs/r1"))
 
 
 def _entry(result: RunResult | None = None) -> Entry:
@@ -110,7 +110,9 @@ def test_the_readme_of_a_quick_run_says_so_and_how_to_run_it_again() -> None:
     assert "`harness run scenario.yaml --profile quick --hw cpu --trials 1`" in text
     assert "--division open --force-quick --out DIR" in text
     block = text.split("```yaml\n", 1)[1].split("```", 1)[0]
-    assert yaml.safe_load(block) == json.loads(json.dumps(scenario_to_dict(_job().scenario)))
+    assert yaml.safe_load(block) == json.loads(
+        json.dumps(scenario_to_dict(_job().request.scenario))
+    )
 
 
 def test_the_readme_names_the_image_and_reruns_in_it() -> None:

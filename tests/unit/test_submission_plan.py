@@ -7,19 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.stats import trial_stats
+from harness.analysis.trials import trial_stats
 from harness.cli import main
 from harness.errors import ConfigError, ResultError
-from harness.results.groupfile import (
-    SWEEP_FILE,
-    TRIALS_FILE,
-    SweepFile,
-    TrialsFile,
-    write_sweep,
-    write_trials,
-)
-from harness.results.measures import ClosedDivision, LabelAccuracy
-from harness.results.records import RunResult
+from harness.records.accuracy import ClosedDivision, LabelAccuracy
+from harness.records.layout import SWEEP_FILE, TRIALS_FILE
+from harness.records.result import RunResult
+from harness.results.groupfile import SweepFile, TrialsFile, write_sweep, write_trials
 from harness.results.runfile import load_result, write_result
 from harness.submission.plan import plan_export
 

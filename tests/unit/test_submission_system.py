@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from harness.errors import ConfigError
-from harness.fingerprint.fingerprint import Fingerprint
-from harness.results.records import RunResult
+from harness.records.fingerprint import Fingerprint
+from harness.records.result import RunResult
 from harness.results.runfile import load_result
 from harness.submission.system import (
     MEANINGFUL,

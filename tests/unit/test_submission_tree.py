@@ -29,7 +29,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from harness.cli import main
 from harness.errors import ConfigError, DependencyError, ResultError
-from harness.results.measures import ClosedDivision, LabelAccuracy
+from harness.records.accuracy import ClosedDivision, LabelAccuracy
 from harness.results.runfile import load_result, write_result
 from harness.submission.accuracy_txt import MAX_ACCURACY_LOG_BYTES
 from harness.submission.checker import find_checker, run_checker
@@ -470,7 +470,7 @@ def test_skipping_the_dataset_check_needs_a_check(
 
 
 def test_compliance_runs_are_read_where_harness_compliance_leaves_them() -> None:
-    from harness.compliance.verify import COMPLIANCE_DIR, VERIFY_ACCURACY, VERIFY_PERFORMANCE
+    from harness.records.layout import COMPLIANCE_DIR, VERIFY_ACCURACY, VERIFY_PERFORMANCE
     from harness.submission import tree
 
     assert tree.COMPLIANCE_DIR == COMPLIANCE_DIR

@@ -5,8 +5,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from harness.records.telemetry import SourceSummary
 from harness.report.summary import render_summary
-from harness.results.measures import SourceSummary
 from harness.results.runfile import load_result
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "tiny-singlestream"

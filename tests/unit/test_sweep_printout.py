@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from harness.config import load_scenario
-from harness.execution.campaign import Job, run_batch_sweep
-from harness.execution.pipeline import RunSpec
+from harness.execution.campaign import Campaign, run_batch_sweep
 from harness.files import mark_complete
 from harness.records.job import read_job
+from harness.records.request import RunRequest
 from harness.results.groupfile import read_sweep
 from tests.conftest import TINY_OFFLINE, write_scenario
 
@@ -42,7 +42,7 @@ class TableLauncher:
         if job.test == "accuracy":
             (job.run_dir / "accuracy.json").write_text("{}")
             return 0
-        batch = job.scenario.batch_size
+        batch = job.request.scenario.batch_size
         index = self.trial.get(batch, 0)
         self.trial[batch] = index + 1
         data = json.loads(OFFLINE.read_text())
@@ -54,10 +54,12 @@ class TableLauncher:
 
 def _sweep(tmp_path: Path, batches: list[int]) -> tuple[Path, str]:
     scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_OFFLINE))
-    spec = RunSpec(scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu")
-    job = Job(spec=spec, out_root=tmp_path / "runs", launch=TableLauncher())
+    request = RunRequest(
+        scenario=scenario, scenario_path=tmp_path / "s.yaml", profile="quick", hw="cpu"
+    )
+    campaign = Campaign(request=request, out_root=tmp_path / "runs", launch=TableLauncher())
     stream = io.StringIO()
-    sweep = run_batch_sweep(job, 2, batches=batches, stream=stream)
+    sweep = run_batch_sweep(campaign, 2, batches=batches, stream=stream)
     return sweep, stream.getvalue()
 
 
@@ -89,7 +91,10 @@ def test_issue_16_the_printout_names_the_skipped_batches_once_per_warning_with_a
     for warning in (WARNINGS[0], "spread too large to trust: CoV 28.3 %"):
         assert len(re.findall(re.escape(warning), text)) == 1, warning
     assert "(8 of 8 runs)" in text
-    assert len(lines) <= 30  # 8 runs: one line each, one per batch, the table and its notes
+    # 8 runs: one line each as they ran and again under the sweep's runs, one line per batch,
+    # the table and its notes
+    assert len(lines) <= 40
+    assert lines[-9:-8] == ["  runs:"] and all("VALID" in line for line in lines[-8:])
 
 
 def test_a_version_2_sweep_file_reads_with_its_verdict_computed(tmp_path: Path) -> None:

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from harness.analysis.stats import (
-    SweepPoint,
-    TrialStats,
-    failed_sweep,
-    run_sweep,
-    saturation_verdict,
-    trial_stats,
-)
+from harness.analysis.sweep import failed_sweep, run_sweep, saturation_verdict
+from harness.analysis.trials import trial_stats
+from harness.records.sweep import SweepPoint
+from harness.records.trials import TrialStats
 
 Table = Mapping[int, Sequence[float]]
 

@@ -12,6 +12,8 @@ from harness.files import atomic_write_text
 from harness.fleet.k8s.extra import require
 from harness.fleet.k8s.spec import HARDWARE, K8sJobSpec, ResultsVolume
 from harness.fleet.placement import NODE_ENV, POD_ENV
+from harness.records.layout import K8S_MANIFEST
+from harness.strictjson import JsonObject
 
 if TYPE_CHECKING:
     from kubernetes.client import V1Job
@@ -141,7 +143,7 @@ def _container(spec: K8sJobSpec) -> Any:
     )
 
 
-def manifest_dict(job: V1Job) -> dict[str, Any]:
+def manifest_dict(job: V1Job) -> JsonObject:
     """The Job as the API server receives it: camelCase keys, no unset fields."""
     require("kubernetes")
     from kubernetes.client import ApiClient
@@ -153,7 +155,7 @@ def manifest_dict(job: V1Job) -> dict[str, Any]:
     return data
 
 
-def manifest_yaml(job: V1Job, *, filename: str = "job.yaml") -> str:
+def manifest_yaml(job: V1Job, *, filename: str = K8S_MANIFEST) -> str:
     """The Job as YAML, after comments saying how to create it by hand from `filename`."""
     namespace = job.metadata.namespace if job.metadata else None
     where = f" -n {namespace}" if namespace else ""

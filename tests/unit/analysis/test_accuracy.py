@@ -11,18 +11,23 @@ import onnx
 import pytest
 
 from harness.analysis.accuracy import (
-    accuracy_block,
     agreement,
     closed_division_check,
     decode_outputs,
     label_accuracy,
+    load_accuracy,
     read_accuracy_log,
     render_accuracy,
+    score_accuracy,
+    scored_label_offset,
+    verdict,
+    write_accuracy_block,
     write_accuracy_txt,
 )
 from harness.analysis.labels import labels_by_index, load_labels
 from harness.errors import ConfigError, ResultError
 from harness.models.zoo import build_tiny
+from harness.records.accuracy import ClosedDivision, Fp32Agreement
 from tests.fixtures.accuracy.make_fixtures import (
     reference_outputs,
     run_accuracy_only,
@@ -67,15 +72,15 @@ def test_fp32_log_matches_the_reference_exactly(reference: dict[int, np.ndarray]
     outputs = _log_outputs("tiny-fp32")
     for index, array in outputs.items():
         np.testing.assert_array_equal(array, reference[index])
-    assert agreement(outputs, reference, kind="classifier") == {
-        "kind": "classifier",
-        "count": 32,
-        "top1_agreement": 1.0,
-        "max_abs_error": 0.0,
-        "mean_abs_error": 0.0,
-        "cosine_similarity": 1.0,
-        "min_cosine_similarity": 1.0,
-    }
+    assert agreement(outputs, reference, kind="classifier") == Fp32Agreement(
+        kind="classifier",
+        count=32,
+        top1_agreement=1.0,
+        max_abs_error=0.0,
+        mean_abs_error=0.0,
+        cosine_similarity=1.0,
+        min_cosine_similarity=1.0,
+    )
 
 
 @pytest.mark.parametrize("name", ["tiny-fp32", "tiny-int8"])
@@ -88,9 +93,9 @@ def test_scores_match_the_generator(
     outputs = _log_outputs(name)
     want = expected[name]
     scores = agreement(outputs, reference, kind="classifier")
-    assert scores["top1_agreement"] == want["top1_agreement"]
+    assert scores.top1_agreement == want["top1_agreement"]
     for key in ("max_abs_error", "mean_abs_error", "cosine_similarity"):
-        assert scores[key] == pytest.approx(want[key], rel=1e-12, abs=1e-15), key
+        assert getattr(scores, key) == pytest.approx(want[key], rel=1e-12, abs=1e-15), key
     by_label = label_accuracy(outputs, labels)
     assert (by_label["top1"], by_label["top5"]) == (want["top1"], want["top5"])
 
@@ -98,20 +103,20 @@ def test_scores_match_the_generator(
 def test_int8_log_block_and_text(
     reference: dict[int, np.ndarray], labels: dict[int, int], tmp_path: Path
 ) -> None:
-    block = accuracy_block(_log_outputs("tiny-int8"), reference, kind="classifier", labels=labels)
-    check = block["against_labels"]["closed_division"]
-    assert block["samples"] == 32
-    assert (block["against_labels"]["fp32_top1"], block["against_labels"]["fp32_top5"]) == (
-        0.75,
-        0.875,
+    block = score_accuracy(
+        _log_outputs("tiny-int8"), reference, kind="classifier", described_as="FP32", labels=labels
     )
-    assert check == {
-        "accuracy": 0.75,
-        "reference": 0.75,
-        "fraction": 0.99,
-        "target": 0.99 * 0.75,
-        "passed": True,
-    }
+    assert block.against_labels is not None
+    check = block.against_labels.closed_division
+    assert block.samples == 32
+    assert (block.against_labels.fp32_top1, block.against_labels.fp32_top5) == (0.75, 0.875)
+    assert check == ClosedDivision(
+        accuracy=0.75, reference=0.75, fraction=0.99, target=0.99 * 0.75, passed=True
+    )
+    assert (block.passed, block.criterion) == (
+        True,
+        "top-1 >= 99 % of FP32 (MLPerf closed division)",
+    )
     write_accuracy_txt(block, tmp_path / "accuracy.txt")
     text = (tmp_path / "accuracy.txt").read_text()
     assert "top-1 agreement       100.00 %" in text
@@ -120,7 +125,7 @@ def test_int8_log_block_and_text(
 
 
 def test_render_without_labels(reference: dict[int, np.ndarray]) -> None:
-    block = accuracy_block(_log_outputs("tiny-fp32"), reference, kind="tensor")
+    block = score_accuracy(_log_outputs("tiny-fp32"), reference, kind="tensor", described_as="FP32")
     assert render_accuracy(block) == (
         "accuracy over 32 samples (LoadGen AccuracyOnly)\n"
         "\n"
@@ -142,10 +147,10 @@ def test_live_accuracy_run_agrees_with_itself(tmp_path: Path) -> None:
     outputs = decode_outputs(read_accuracy_log(log), dtype=LOGITS[0], shape=LOGITS[1])
     reference = dict(enumerate(reference_outputs(model, inputs)))
     scores = agreement(outputs, reference, kind="classifier")
-    assert scores["count"] == 16
-    assert scores["top1_agreement"] == 1.0
-    assert scores["max_abs_error"] == 0.0 and scores["mean_abs_error"] == 0.0
-    assert scores["cosine_similarity"] == 1.0 and scores["min_cosine_similarity"] == 1.0
+    assert scores.count == 16
+    assert scores.top1_agreement == 1.0
+    assert scores.max_abs_error == 0.0 and scores.mean_abs_error == 0.0
+    assert scores.cosine_similarity == 1.0 and scores.min_cosine_similarity == 1.0
 
 
 # --- agreement on constructed outputs ------------------------------------------------------
@@ -159,7 +164,7 @@ def test_top1_agreement_two_of_four_disagree() -> None:
     outputs = _as_map([[0, 1, 0], [1, 0, 0], [0, 0, 1], [0, 1, 0]])
     reference = _as_map([[0, 1, 0], [0, 1, 0], [0, 0, 1], [1, 0, 0]])
     scores = agreement(outputs, reference, kind="classifier")
-    assert scores["top1_agreement"] == 0.5 and scores["count"] == 4
+    assert scores.top1_agreement == 0.5 and scores.count == 4
 
 
 def test_tensor_metrics_exact() -> None:
@@ -167,29 +172,29 @@ def test_tensor_metrics_exact() -> None:
     reference = _as_map([[1, 0], [1, 0], [1, 0], [5, 0]])
     scores = agreement(outputs, reference, kind="tensor")
     # cosines 1, 0, -1, 15/25; |differences| sum to 0 + 2 + 2 + 6 = 10 over 8 elements.
-    assert scores == {
-        "kind": "tensor",
-        "count": 4,
-        "max_abs_error": 4.0,
-        "mean_abs_error": 1.25,
-        "cosine_similarity": pytest.approx(0.15, abs=1e-15),
-        "min_cosine_similarity": -1.0,
-    }
+    assert (scores.kind, scores.count, scores.top1_agreement) == ("tensor", 4, None)
+    assert (scores.max_abs_error, scores.mean_abs_error) == (4.0, 1.25)
+    assert scores.cosine_similarity == pytest.approx(0.15, abs=1e-15)
+    assert scores.min_cosine_similarity == -1.0
 
 
 def test_cosine_of_zero_vectors() -> None:
     scores = agreement(_as_map([[0, 0], [0, 0]]), _as_map([[0, 0], [1, 0]]), kind="tensor")
-    assert scores["cosine_similarity"] == 0.5 and scores["min_cosine_similarity"] == 0.0
+    assert scores.cosine_similarity == 0.5 and scores.min_cosine_similarity == 0.0
 
 
 def test_class_index_outputs_get_top1_only() -> None:
     outputs = {i: np.array(v, np.int64) for i, v in enumerate([5, 7, 9])}
     reference = {i: np.array(v, np.int64) for i, v in enumerate([5, 7, 1])}
-    assert agreement(outputs, reference, kind="classifier") == {
-        "kind": "classifier",
-        "count": 3,
-        "top1_agreement": 2 / 3,
-    }
+    assert agreement(outputs, reference, kind="classifier") == Fp32Agreement(
+        kind="classifier",
+        count=3,
+        top1_agreement=2 / 3,
+        max_abs_error=None,
+        mean_abs_error=None,
+        cosine_similarity=None,
+        min_cosine_similarity=None,
+    )
     got = label_accuracy(outputs, {0: 4, 1: 6, 2: 0}, label_offset=1)
     assert got == {"count": 3, "label_offset": 1, "top1": 2 / 3, "top5": None}
 
@@ -224,7 +229,44 @@ def test_label_missing_for_a_sample() -> None:
 @pytest.mark.parametrize(("accuracy", "passed"), [(0.7425, True), (0.7424, False), (0.76, True)])
 def test_closed_division_check(accuracy: float, passed: bool) -> None:
     check = closed_division_check(accuracy, 0.75)
-    assert check["target"] == 0.99 * 0.75 and check["passed"] is passed
+    assert check.target == 0.99 * 0.75 and check.passed is passed
+
+
+def test_the_verdict_without_labels_is_fp32_agreement_or_cosine() -> None:
+    classifier = agreement(_as_map([[0, 1], [1, 0]]), _as_map([[0, 1], [0, 1]]), kind="classifier")
+    assert verdict(classifier, None) == (False, "top-1 agreement with FP32 >= 99% (no labels)")
+    tensor = agreement(_as_map([[1, 0]]), _as_map([[1, 0]]), kind="tensor")
+    assert verdict(tensor, None) == (True, "mean cosine similarity with FP32 >= 0.99 (no labels)")
+
+
+def test_the_score_written_reads_back_as_its_record(
+    reference: dict[int, np.ndarray], labels: dict[int, int], tmp_path: Path
+) -> None:
+    scored = score_accuracy(
+        _log_outputs("tiny-int8"), reference, kind="classifier", described_as="FP32", labels=labels
+    )
+    write_accuracy_block(scored, tmp_path)
+    assert load_accuracy(tmp_path) == scored
+    assert scored_label_offset(tmp_path) == 0
+    data = json.loads((tmp_path / "accuracy.json").read_text())
+    assert list(data) == [
+        "samples",
+        "against_fp32",
+        "against_labels",
+        "passed",
+        "criterion",
+        "reference",
+    ]
+    assert (tmp_path / "accuracy.txt").read_text() == render_accuracy(scored)
+    unlabelled = score_accuracy(
+        _log_outputs("tiny-fp32"), reference, kind="tensor", described_as="FP32"
+    )
+    write_accuracy_block(unlabelled, tmp_path)
+    assert scored_label_offset(tmp_path) is None
+    assert (
+        json.loads((tmp_path / "accuracy.json").read_text())["against_fp32"]["top1_agreement"]
+        is None
+    )
 
 
 def test_imagenet_val_map_keeps_file_order() -> None:

@@ -17,11 +17,12 @@ from harness.analysis.compare import (
     environment_differences,
     hardware_differences,
 )
-from harness.analysis.groups import group_warnings, load_group
-from harness.analysis.stats import welch_t_test
+from harness.analysis.groups import group_warnings
+from harness.analysis.values import metric_values
+from harness.analysis.welch import welch_t_test
 from harness.errors import ConfigError, ResultError
-from harness.results.metrics import metric_values
-from harness.results.records import RunResult
+from harness.records.result import RunResult
+from harness.results.groups import load_group
 from harness.results.runfile import load_result
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -100,8 +101,8 @@ def test_group_warnings_name_where_each_comes_from() -> None:
         ("{", "trials.json: not readable JSON"),
         ('{"kind": "sweep"}', "not a beyond-tops trials file"),
         ('{"kind": "trials"}', "no schema_version"),
-        ('{"kind": "trials", "schema_version": 9}', "written by a newer beyond-tops; upgrade"),
-        ('{"kind": "trials", "schema_version": 0}', "schema_version 0 is not one this reads"),
+        ('{"kind": "trials", "schema_version": 9}', r"newer beyond-tops \(this one reads 1 to 3\)"),
+        ('{"kind": "trials", "schema_version": 0}', r"0 is older than this beyond-tops reads"),
         ('{"kind": "trials", "schema_version": 1}', "missing key.s. scenario_name, scenario"),
         (
             '{"kind": "trials", "schema_version": 1, "scenario_name": "x", "scenario": "x", '

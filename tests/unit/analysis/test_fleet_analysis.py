@@ -25,7 +25,7 @@ from harness.analysis.fleet_outliers import (
     too_few_peers,
 )
 from harness.errors import ConfigError, ResultError
-from harness.fingerprint import CPU_ID_KEYS, GPU_ID_KEYS
+from harness.records.fingerprint import CPU_ID_KEYS, GPU_ID_KEYS
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CONFIG = "tiny fp32 SingleStream batch 1"

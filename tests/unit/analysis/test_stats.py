@@ -8,19 +8,13 @@ from collections.abc import Mapping
 import pytest
 from scipy import stats as scipy_stats
 
-from harness.analysis.stats import (
-    SweepLimit,
-    SweepPoint,
-    TrialStats,
-    plateaued,
-    run_sweep,
-    saturation_batch,
-    significant,
-    sweep_batches,
-    trial_stats,
-    welch_t_test,
-)
+from harness.analysis.sweep import plateaued, run_sweep, saturation_batch, sweep_batches
+from harness.analysis.trials import trial_stats
+from harness.analysis.welch import significant, welch_t_test
 from harness.errors import ConfigError, ResultError
+from harness.records.codec import from_data, to_data, to_object
+from harness.records.sweep import SweepLimit, SweepPoint
+from harness.records.trials import TrialStats
 
 
 def test_median_best_mean_sample_stdev_and_cov() -> None:
@@ -79,11 +73,11 @@ def test_no_values_is_a_caller_bug() -> None:
 
 def test_dict_round_trip_and_malformed_input() -> None:
     s = trial_stats([1.0, 2.0, 4.0], requested=5, higher_is_better=False)
-    assert TrialStats.from_dict(s.to_dict()) == s
-    data = s.to_dict()
+    assert from_data(TrialStats, to_data(s)) == s
+    data = to_object(s)
     del data["median"]
-    with pytest.raises(ResultError, match="trial statistics malformed"):
-        TrialStats.from_dict(data)
+    with pytest.raises(ResultError, match="stats: missing key"):
+        from_data(TrialStats, data, "stats")
 
 
 # --- sweep control ---------------------------------------------------------------------------
@@ -166,7 +160,7 @@ def test_out_of_memory_ends_the_sweep_with_the_points_so_far() -> None:
     assert [p.batch_size for p in out.points] == [1, 2, 4, 8]
     assert out.stopped == "out_of_memory"
     assert out.limit == SweepLimit(batch_size=16, error="CUDA out of memory at batch 16")
-    assert out.limit.to_dict() == {"batch_size": 16, "error": "CUDA out of memory at batch 16"}
+    assert to_data(out.limit) == {"batch_size": 16, "error": "CUDA out of memory at batch 16"}
     assert (out.saturation_batch, out.best_batch) == (8, 8)
 
 

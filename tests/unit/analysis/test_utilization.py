@@ -8,7 +8,7 @@ import pytest
 
 from harness.analysis.peaks import Peak
 from harness.analysis.utilization import utilization
-from harness.results.measures import Utilization
+from harness.records.measures import Utilization
 
 PEAK = Peak(name="Test GPU", precision="fp16", tflops=16.0, source="datasheet", assumptions="a")
 

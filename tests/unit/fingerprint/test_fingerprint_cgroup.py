@@ -10,6 +10,7 @@ import pytest
 from harness.fingerprint.cgroup import collect_cpu_limits
 from harness.fingerprint.memory import collect_memory
 from harness.fingerprint.probe import Probe
+from harness.records.fingerprint_sections import section_json
 
 SYSROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "sysroots"
 
@@ -36,7 +37,7 @@ V1_HOST = {
 
 def test_v1_quota_is_read_from_the_process_cgroup(tmp_path: Path) -> None:
     probe = Probe(_write(tmp_path, V1_HOST))
-    assert collect_cpu_limits(probe, pid=None, online=16) == {
+    assert section_json(collect_cpu_limits(probe, pid=None, online=16)) == {
         "affinity_cpus": 16,
         "cgroup_version": 1,
         "cgroup_cpu_quota": 2.5,
@@ -47,7 +48,7 @@ def test_v1_quota_is_read_from_the_process_cgroup(tmp_path: Path) -> None:
 
 def test_v1_memory_limit_of_the_process_cgroup(tmp_path: Path) -> None:
     probe = Probe(_write(tmp_path, {**V1_HOST, "proc/meminfo": "MemTotal: 1024 kB\n"}))
-    assert collect_memory(probe)["cgroup_limit_bytes"] == 8589934592
+    assert section_json(collect_memory(probe))["cgroup_limit_bytes"] == 8589934592
 
 
 def test_v2_takes_the_tightest_limit_along_the_path(tmp_path: Path) -> None:
@@ -59,7 +60,7 @@ def test_v2_takes_the_tightest_limit_along_the_path(tmp_path: Path) -> None:
         "sys/fs/cgroup/a/b/cpu.max": "max 100000\n",
     }
     probe = Probe(_write(tmp_path, files))
-    limits = collect_cpu_limits(probe, pid=None, online=8)
+    limits = section_json(collect_cpu_limits(probe, pid=None, online=8))
     assert (limits["cgroup_cpu_quota"], limits["usable_cpus"]) == (3.0, 3)
 
 
@@ -70,7 +71,7 @@ def test_quota_under_one_cpu_still_leaves_one_usable(tmp_path: Path) -> None:
         "sys/fs/cgroup/cgroup.controllers": "cpu\n",
         "sys/fs/cgroup/cpu.max": "50000 100000\n",
     }
-    limits = collect_cpu_limits(Probe(_write(tmp_path, files)), pid=None, online=4)
+    limits = section_json(collect_cpu_limits(Probe(_write(tmp_path, files)), pid=None, online=4))
     assert (limits["cgroup_cpu_quota"], limits["usable_cpus"]) == (0.5, 1)
 
 
@@ -80,7 +81,7 @@ def test_pid_selects_that_process(tmp_path: Path) -> None:
         "proc/42/cgroup": "0::/\n",
         "sys/fs/cgroup/cgroup.controllers": "cpu\n",
     }
-    limits = collect_cpu_limits(Probe(_write(tmp_path, files)), pid=42, online=None)
+    limits = section_json(collect_cpu_limits(Probe(_write(tmp_path, files)), pid=42, online=None))
     assert limits == {
         "affinity_cpus": 3,
         "cgroup_version": 2,
@@ -91,13 +92,13 @@ def test_pid_selects_that_process(tmp_path: Path) -> None:
 
 def test_container_cgroup_path_not_visible_falls_back_to_the_mount(tmp_path: Path) -> None:
     probe = Probe(SYSROOTS / "cgroup-container")
-    limits = collect_cpu_limits(probe, pid=None, online=8)
+    limits = section_json(collect_cpu_limits(probe, pid=None, online=8))
     assert (limits["cgroup_cpu_quota"], limits["usable_cpus"]) == (1.5, 2)
 
 
 def test_missing_cgroup_file_and_controller_are_recorded(tmp_path: Path) -> None:
     probe = Probe(_write(tmp_path, {"proc/self/status": "Name:\tx\n"}))
-    limits = collect_cpu_limits(probe, pid=None, online=4)
+    limits = section_json(collect_cpu_limits(probe, pid=None, online=4))
     assert limits["usable_cpus"] == 4
     assert [m.to_dict() for m in probe.missing] == [
         {
@@ -107,7 +108,7 @@ def test_missing_cgroup_file_and_controller_are_recorded(tmp_path: Path) -> None
         {"field": "cpu.cgroup_cpu_quota", "reason": "/proc/self/cgroup not present"},
     ]
     probe = Probe(_write(tmp_path, {"proc/self/cgroup": "1:cpu:/\n"}))
-    collect_cpu_limits(probe, pid=None, online=4)
+    section_json(collect_cpu_limits(probe, pid=None, online=4))
     assert probe.missing[-1].reason == "no cgroup cpu controller mounted under /sys/fs/cgroup"
 
 
@@ -118,7 +119,7 @@ def test_unparseable_quota_is_recorded(tmp_path: Path) -> None:
         "sys/fs/cgroup/cpu.max": "lots 100000\n",
     }
     probe = Probe(_write(tmp_path, files))
-    assert collect_cpu_limits(probe, pid=None, online=2)["cgroup_cpu_quota"] is None
+    assert section_json(collect_cpu_limits(probe, pid=None, online=2))["cgroup_cpu_quota"] is None
     assert probe.missing[-1].to_dict() == {
         "field": "cpu.cgroup_cpu_quota",
         "reason": "/sys/fs/cgroup: cannot parse quota 'lots'",
@@ -127,6 +128,6 @@ def test_unparseable_quota_is_recorded(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux only")
 def test_live_root_uses_sched_getaffinity() -> None:
-    limits = collect_cpu_limits(Probe(Path("/")), pid=None, online=None)
+    limits = section_json(collect_cpu_limits(Probe(Path("/")), pid=None, online=None))
     assert limits["affinity_cpus"] == len(os.sched_getaffinity(0))
     assert 1 <= limits["usable_cpus"] <= limits["affinity_cpus"]

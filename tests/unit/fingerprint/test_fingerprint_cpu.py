@@ -10,6 +10,7 @@ import pytest
 
 from harness.fingerprint.cpu import collect_cpu, parse_cpuinfo
 from harness.fingerprint.probe import Probe
+from harness.records.fingerprint_sections import section_json
 
 SYSROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "sysroots"
 CPUFREQ = "/sys/devices/system/cpu/cpu0/cpufreq"
@@ -24,7 +25,7 @@ def _copy(tree: str, tmp_path: Path) -> Path:
 
 def _collect(root: Path) -> tuple[dict[str, Any], list[dict[str, str]]]:
     probe = Probe(root)
-    data = collect_cpu(probe)
+    data = section_json(collect_cpu(probe))
     return data, [m.to_dict() for m in probe.missing]
 
 

@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 
 from harness.errors import ResultError
-from harness.fingerprint import (
+from harness.fingerprint import collect_fingerprint
+from harness.records.fingerprint import (
     Fingerprint,
     Missing,
-    build_fingerprint,
-    collect_fingerprint,
     comparability_fields,
     compare_fingerprints,
+    fingerprint_of,
 )
 
 SYSROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "sysroots"
@@ -130,7 +130,7 @@ def test_id_ignores_env_harness_and_git_dirty() -> None:
     data = fp.to_dict()
     data["env"] = {"OMP_NUM_THREADS": "1"}
     data["harness"] = {"version": "0.1.0", "git_commit": "abc", "git_dirty": True}
-    rebuilt = build_fingerprint(data, fp.missing)
+    rebuilt = fingerprint_of(data, fp.missing)
     assert rebuilt.fingerprint_id == fp.fingerprint_id
 
 

@@ -12,7 +12,6 @@ import pytest
 
 from harness.errors import HarnessError, RunError
 from harness.fingerprint import (
-    Fingerprint,
     PreflightError,
     PreflightWarning,
     collect_fingerprint,
@@ -20,6 +19,7 @@ from harness.fingerprint import (
     preflight,
 )
 from harness.fingerprint.busy import Sleep
+from harness.records.fingerprint import Fingerprint
 
 SYSROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "sysroots"
 NO_REPO = Path("/nonexistent/beyond-tops-no-repo")  # git fails at once, whatever the checkout

@@ -11,6 +11,7 @@ import harness
 from harness.fingerprint.probe import Probe
 from harness.fingerprint.provenance import collect_harness, default_repo_dir
 from harness.fingerprint.software import collect_env, collect_software, onnxruntime_providers
+from harness.records.fingerprint_sections import section_json
 from tests.conftest import git
 
 VERSIONS = {
@@ -30,7 +31,9 @@ def _version(name: str) -> str:
 
 def test_software_with_injected_lookups(tmp_path: Path) -> None:
     probe = Probe(tmp_path)
-    data = collect_software(probe, version=_version, providers=lambda: ["CPUExecutionProvider"])
+    data = section_json(
+        collect_software(probe, version=_version, providers=lambda: ["CPUExecutionProvider"])
+    )
     assert data["packages"] == VERSIONS
     assert data["providers"] == ["CPUExecutionProvider"]
     assert set(data["python"]) == {"implementation", "version"}
@@ -47,7 +50,7 @@ def test_missing_package_and_onnxruntime_are_recorded(tmp_path: Path) -> None:
         raise ImportError("No module named 'onnxruntime'")
 
     probe = Probe(tmp_path)
-    data = collect_software(probe, version=no_onnx, providers=no_ort)
+    data = section_json(collect_software(probe, version=no_onnx, providers=no_ort))
     assert (data["packages"]["onnx"], data["providers"]) == (None, None)
     assert [m.to_dict() for m in probe.missing] == [
         {"field": "software.packages.onnx", "reason": "onnx is not installed"},
@@ -59,7 +62,7 @@ def test_missing_package_and_onnxruntime_are_recorded(tmp_path: Path) -> None:
 
 
 def test_real_versions_and_providers(tmp_path: Path) -> None:
-    data = collect_software(Probe(tmp_path))
+    data = section_json(collect_software(Probe(tmp_path)))
     assert data["packages"]["beyond-tops"] == metadata.version("beyond-tops")
     assert data["providers"] == onnxruntime_providers()
     assert "CPUExecutionProvider" in data["providers"]
@@ -116,7 +119,7 @@ def repo(git_repo: Path) -> Path:
 
 def test_clean_repo_commit(repo: Path) -> None:
     probe = Probe(repo)
-    assert collect_harness(probe, repo) == {
+    assert section_json(collect_harness(probe, repo)) == {
         "version": harness.__version__,
         "git_commit": git(repo, "rev-parse", "HEAD"),
         "git_dirty": False,
@@ -127,12 +130,12 @@ def test_clean_repo_commit(repo: Path) -> None:
 def test_dirty_follows_the_gitstate_rule(repo: Path) -> None:
     """The rule itself is tested in tests/unit/test_gitstate.py; here, that it is the one used."""
     (repo / "new.txt").write_text("untracked\n")
-    assert collect_harness(Probe(repo), repo)["git_dirty"] is True
+    assert section_json(collect_harness(Probe(repo), repo))["git_dirty"] is True
 
 
 def test_not_a_repository_is_recorded(tmp_path: Path) -> None:
     probe = Probe(tmp_path)
-    data = collect_harness(probe, tmp_path)
+    data = section_json(collect_harness(probe, tmp_path))
     assert (data["git_commit"], data["git_dirty"]) == (None, None)
     assert probe.missing[0].field == "harness.git_commit"
     assert probe.missing[0].reason.startswith(
@@ -146,7 +149,9 @@ def test_not_a_repository_is_recorded(tmp_path: Path) -> None:
 
 def test_missing_git_is_recorded(repo: Path) -> None:
     probe = Probe(repo)
-    assert collect_harness(probe, repo, git=str(repo / "no-git"))["git_commit"] is None
+    assert (
+        section_json(collect_harness(probe, repo, git=str(repo / "no-git")))["git_commit"] is None
+    )
     assert probe.missing[0].to_dict() == {
         "field": "harness.git_commit",
         "reason": f"{repo / 'no-git'} not found: install git to record the harness's commit",

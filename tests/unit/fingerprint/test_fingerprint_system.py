@@ -12,6 +12,7 @@ import pytest
 from harness.fingerprint.memory import collect_memory, parse_meminfo
 from harness.fingerprint.probe import Probe
 from harness.fingerprint.system import collect_container, collect_os
+from harness.records.fingerprint_sections import section_json
 
 SYSROOTS = Path(__file__).resolve().parents[2] / "fixtures" / "sysroots"
 GLIBC_MISSING = {
@@ -64,7 +65,7 @@ def _missing(probe: Probe) -> list[dict[str, str]]:
 )
 def test_memory(tree: str, expected: dict[str, Any]) -> None:
     probe = Probe(SYSROOTS / tree)
-    assert collect_memory(probe) == expected
+    assert section_json(collect_memory(probe)) == expected
     assert probe.missing == []
 
 
@@ -79,7 +80,7 @@ def test_memory_records_absent_meminfo_keys(tmp_path: Path) -> None:
     (tmp_path / "proc").mkdir()
     (tmp_path / "proc/meminfo").write_text("MemTotal: 4 kB\n")
     probe = Probe(tmp_path)
-    data = collect_memory(probe)
+    data = section_json(collect_memory(probe))
     assert (data["total_bytes"], data["swap_used_bytes"]) == (4096, None)
     assert [m["field"] for m in _missing(probe)] == [
         "memory.available_bytes",
@@ -129,13 +130,13 @@ def test_memory_records_absent_meminfo_keys(tmp_path: Path) -> None:
 )
 def test_os(tree: str, expected: dict[str, Any], missing: list[dict[str, str]]) -> None:
     probe = Probe(SYSROOTS / tree)
-    assert collect_os(probe) == expected
+    assert section_json(collect_os(probe)) == expected
     assert _missing(probe) == missing
 
 
 def test_os_on_the_live_root_reads_glibc() -> None:
     probe = Probe(Path("/"))
-    data = collect_os(probe)
+    data = section_json(collect_os(probe))
     assert data["kernel"] == Path("/proc/sys/kernel/osrelease").read_text().strip()
     libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
     assert data["glibc"] == (libc.removeprefix("glibc ") if libc.startswith("glibc ") else None)
@@ -143,7 +144,7 @@ def test_os_on_the_live_root_reads_glibc() -> None:
 
 def test_vm_dockerenv_alone_is_not_a_container() -> None:
     probe = Probe(SYSROOTS / "vm-2core")
-    assert collect_container(probe, {}) == {
+    assert section_json(collect_container(probe, {})) == {
         "detected": False,
         "runtime": None,
         "evidence": [],
@@ -156,7 +157,7 @@ def test_vm_dockerenv_alone_is_not_a_container() -> None:
 
 def test_dual_socket_is_not_a_container() -> None:
     probe = Probe(SYSROOTS / "dual-socket")
-    data = collect_container(probe, {})
+    data = section_json(collect_container(probe, {}))
     assert (data["detected"], data["evidence"], data["ignored_evidence"]) == (False, [], [])
 
 
@@ -166,7 +167,7 @@ def test_docker_container_evidence_and_image() -> None:
         "BEYOND_TOPS_IMAGE_ID": "sha256:0123abcd",
         "BEYOND_TOPS_IMAGE_TAG": "beyond-tops:cpu",
     }
-    assert collect_container(probe, environ) == {
+    assert section_json(collect_container(probe, environ)) == {
         "detected": True,
         "runtime": "docker",
         "evidence": [
@@ -183,7 +184,7 @@ def test_docker_container_evidence_and_image() -> None:
 
 def test_container_without_image_id_records_it() -> None:
     probe = Probe(SYSROOTS / "cgroup-container")
-    collect_container(probe, {})
+    section_json(collect_container(probe, {}))
     assert _missing(probe) == [
         {
             "field": "container.image_id",
@@ -198,7 +199,7 @@ def test_podman_and_kubernetes_clues(tmp_path: Path) -> None:
     (root / "run").mkdir()
     (root / "run/.containerenv").write_text("")
     (root / "proc/1/cgroup").write_text("0::/kubepods/burstable/pod1/docker-abc\n")
-    data = collect_container(Probe(root), {"container": "podman"})
+    data = section_json(collect_container(Probe(root), {"container": "podman"}))
     assert data["runtime"] == "kubernetes"
     assert data["evidence"] == [
         "/proc/1/cgroup mentions kubepods",
@@ -210,7 +211,7 @@ def test_podman_and_kubernetes_clues(tmp_path: Path) -> None:
 
 def test_unreadable_clues_are_recorded(tmp_path: Path) -> None:
     probe = Probe(tmp_path)
-    assert collect_container(probe, {})["detected"] is False
+    assert section_json(collect_container(probe, {}))["detected"] is False
     assert _missing(probe) == [
         {"field": "container.detected", "reason": "/proc/1/cgroup not present"},
         {"field": "container.detected", "reason": "/proc/self/mountinfo not present"},

@@ -11,8 +11,8 @@ import pytest
 from golden import REPO, REPORTS, check_golden
 
 from harness.analysis.compare import Comparison, compare
-from harness.analysis.groups import load_group
 from harness.report.compare_render import render_compare_markdown, render_compare_text
+from harness.results.groups import load_group
 
 GOLDEN = REPO / "tests" / "fixtures" / "golden" / "compare"
 

@@ -7,12 +7,12 @@ import re
 from golden import REPORTS, check_golden
 
 from harness.analysis.compare import Comparison, compare
-from harness.analysis.groups import load_group
 from harness.report.compare_render import (
     NO_PROBLEMS,
     render_compare_markdown,
     render_compare_text,
 )
+from harness.results.groups import load_group
 
 
 def _epyc_vs_xeon() -> Comparison:

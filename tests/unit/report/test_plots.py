@@ -8,8 +8,8 @@ import sys
 
 from golden import REPO
 
+from harness.records.result import Latencies
 from harness.report.plots import cdf_points, has_plottable
-from harness.results.records import Latencies
 from harness.telemetry.base import Sample, Telemetry
 
 

@@ -8,9 +8,9 @@ from typing import Any
 import jsonschema
 from golden import REPO, REPORTS
 
-from harness.analysis.groups import load_group
-from harness.analysis.stats import trial_stats
+from harness.analysis.trials import trial_stats
 from harness.records.metrics import metric as shown
+from harness.results.groups import load_group
 from harness.results.runfile import load_result, to_dict
 
 SCHEMA_V2 = REPO / "harness" / "schemas" / "result.v2.schema.json"

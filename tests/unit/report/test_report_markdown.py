@@ -11,11 +11,12 @@ from pathlib import Path
 
 from golden import REPORTS, check_golden
 
-from harness.analysis.groups import Group, load_group
 from harness.analysis.peaks import Peak
 from harness.analysis.utilization import utilization
+from harness.records.group import Group
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
+from harness.results.groups import load_group
 
 TINY = REPORTS.parent / "results" / "tiny-singlestream"
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.groups import Group, load_group
+from harness.records.group import Group
 from harness.report import plots
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
+from harness.results.groups import load_group
 
 REPO = Path(__file__).resolve().parents[3]
 REPORTS = REPO / "tests" / "fixtures" / "reports"

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from harness.analysis.groups import load_group
 from harness.report import safe
 from harness.report.compare_render import render_compare_markdown
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
+from harness.results.groups import load_group
 from tests.conftest import REPO
 from tests.html_audit import audit
 

@@ -9,10 +9,10 @@ import pytest
 
 from harness.config import ProfileName, load_scenario
 from harness.execution.recording import Requested, hardware, outcome, samples_per_second
-from harness.fingerprint.fingerprint import Fingerprint
-from harness.loadgen.logparse import DetailLog, parse_detail_lines
 from harness.loadgen.timed import TestPlan
-from harness.results.records import Hardware
+from harness.records.fingerprint import Fingerprint
+from harness.records.loadgen_log import DetailLog, parse_detail_lines
+from harness.records.result import Hardware
 from tests.conftest import TINY_SS, write_scenario
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

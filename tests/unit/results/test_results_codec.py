@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 
 from harness.errors import ResultError
-from harness.results import measures, records
-from harness.results.codec import from_data, record_keys, to_data
+from harness.records import accuracy, measures, telemetry
+from harness.records import result as run_records
+from harness.records.codec import from_data, record_keys, to_data
+from harness.records.result import Latencies, LoadGenOutcome, RunResult
 from harness.results.migrate import fill_accuracy, migrate_2_to_3
-from harness.results.records import Latencies, LoadGenOutcome, RunResult
 from harness.results.runfile import load_result, to_dict
 
 TINY = Path(__file__).resolve().parents[2] / "fixtures" / "results" / "tiny-singlestream"
@@ -52,10 +53,10 @@ def test_decoding_names_the_first_wrong_key(value: object, message: str) -> None
 
 
 def test_integers_are_numbers_but_bools_are_not() -> None:
-    window = from_data(records.MeasuredWindow, {"duration_s": 2})
+    window = from_data(run_records.MeasuredWindow, {"duration_s": 2})
     assert window.duration_s == 2
     with pytest.raises(ResultError, match="duration_s: expected a number, got a bool"):
-        from_data(records.MeasuredWindow, {"duration_s": False})
+        from_data(run_records.MeasuredWindow, {"duration_s": False})
 
 
 def test_literals_tuples_mappings_and_nulls_are_checked() -> None:
@@ -85,7 +86,7 @@ def test_every_record_in_the_json_schema_has_exactly_its_keys(
     defs = result_schema["$defs"]
     classes = [
         cls
-        for module in (records, measures)
+        for module in (run_records, accuracy, measures, telemetry)
         for cls in vars(module).values()
         if dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__
     ]
@@ -143,7 +144,7 @@ def test_fill_accuracy_gives_tensor_and_labelled_blocks_every_key() -> None:
 
 
 def test_type_hints_of_every_record_resolve() -> None:
-    for module in (records, measures):
+    for module in (run_records, accuracy, measures, telemetry):
         for cls in vars(module).values():
             if dataclasses.is_dataclass(cls) and isinstance(cls, type):
                 typing.get_type_hints(cls)

@@ -8,9 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.stats import SweepLimit, trial_stats
+from harness.analysis.trials import trial_stats
+from harness.analysis.values import (
+    LATENCY_P90,
+    SAMPLES_PER_SECOND,
+    metric_getter,
+    metric_values,
+    source_metric,
+)
 from harness.errors import ResultError
+from harness.records.codec import to_data
 from harness.records.metrics import metric as shown
+from harness.records.sweep import SweepLimit
 from harness.results.groupfile import (
     GROUP_SCHEMA_VERSION,
     SweepFile,
@@ -20,13 +29,6 @@ from harness.results.groupfile import (
     read_trials,
     write_sweep,
     write_trials,
-)
-from harness.results.metrics import (
-    LATENCY_P90,
-    SAMPLES_PER_SECOND,
-    metric_getter,
-    metric_values,
-    source_metric,
 )
 from harness.results.runfile import load_result
 
@@ -54,7 +56,7 @@ def test_trials_file_round_trip(tmp_path: Path) -> None:
     write_trials(tmp_path / "trials.json", _trials())
     data = json.loads((tmp_path / "trials.json").read_text())
     assert list(data)[:3] == ["schema_version", "kind", "scenario_name"]
-    assert data["runs"] == ["trial-1", "trial-2"] and data["stats"] == STATS.to_dict()
+    assert data["runs"] == ["trial-1", "trial-2"] and data["stats"] == to_data(STATS)
     assert read_trials(tmp_path / "trials.json") == _trials()
 
 
@@ -116,7 +118,8 @@ def test_the_checked_in_group_files_read() -> None:
     [
         (
             {"schema_version": 4},
-            "schema_version 4 was written by a newer beyond-tops; upgrade beyond-tops",
+            "schema_version 4 was written by a newer beyond-tops (this one reads 1 to 3); "
+            "upgrade beyond-tops",
         ),
         ({"kind": "sweep"}, "not a beyond-tops trials file (kind is not 'trials')"),
         ({"runs": "trial-1"}, "runs: expected a list, got a string; re-run it"),

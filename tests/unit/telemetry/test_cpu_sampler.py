@@ -13,6 +13,7 @@ import pytest
 
 from harness.config import TelemetryConfig
 from harness.errors import ResultError
+from harness.records.layout import CPU_TELEMETRY_FILE
 from harness.telemetry.cpu import (
     NO_CLOCK,
     NO_TEMPERATURE,
@@ -22,12 +23,7 @@ from harness.telemetry.cpu import (
     discover_cpu,
     stat_ticks,
 )
-from harness.telemetry.cpufile import (
-    CPU_TELEMETRY_FILE,
-    read_cpu_csv,
-    render_cpu_csv,
-    write_cpu_csv,
-)
+from harness.telemetry.cpufile import read_cpu_csv, render_cpu_csv, write_cpu_csv
 from harness.telemetry.filestate import telemetry_file_state
 from harness.telemetry.window import TelemetryWindow
 

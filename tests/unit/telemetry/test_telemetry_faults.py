@@ -14,6 +14,7 @@ from telemetry_fakes import FakeSource
 
 from harness.config import TelemetryConfig, load_scenario
 from harness.errors import ConfigError, DeviceError
+from harness.records.codec import to_data as as_json
 from harness.telemetry import Reading, TelemetryRecorder, summarize
 from harness.telemetry.csvfile import render_telemetry_csv
 from harness.telemetry.external import (
@@ -69,7 +70,7 @@ def test_the_summary_never_holds_inf_or_nan() -> None:
     recorder = TelemetryRecorder([gpu], interval_s=0.001)
     recorder.start()
     assert gpu.enough.wait(5)
-    summary = summarize(recorder.stop(), samples_processed=10, scenario="Offline")
+    summary = as_json(summarize(recorder.stop(), samples_processed=10, scenario="Offline"))
     json.dumps(summary, allow_nan=False)  # raises on inf or NaN
     block = summary["sources"]["gpu0"]
     assert block["energy_j"] is None and "implausible" in block["null_reasons"]["energy_j"]
@@ -141,7 +142,9 @@ def test_a_meter_command_is_recorded_by_program_and_hash_never_verbatim() -> Non
     time.sleep(0.01)
     t = recorder.stop()
     assert "s3cret" not in render_telemetry_csv(t)
-    assert "s3cret" not in json.dumps(summarize(t, samples_processed=1, scenario="Offline"))
+    assert "s3cret" not in json.dumps(
+        as_json(summarize(t, samples_processed=1, scenario="Offline"))
+    )
 
 
 def _done(stdout: str) -> object:

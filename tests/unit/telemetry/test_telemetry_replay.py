@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from telemetry_fakes import FIXTURES, ReplayClock, ReplaySource, load_trace
 
+from harness.records.codec import to_data as as_json
 from harness.telemetry import (
     Telemetry,
     TelemetryRecorder,
@@ -59,7 +60,9 @@ def test_every_row_is_sampled_once_inside_the_window(telemetry: Telemetry) -> No
 def test_offline_summary_has_exact_energy_efficiency_and_throttle_shares(
     telemetry: Telemetry,
 ) -> None:
-    gpu = summarize(telemetry, samples_processed=60_000, scenario="Offline")["sources"]["gpu0"]
+    gpu = as_json(summarize(telemetry, samples_processed=60_000, scenario="Offline"))["sources"][
+        "gpu0"
+    ]
     assert gpu["method"] == "energy counter"
     assert gpu["energy_counter"] == "trace energy_mj"
     assert gpu["energy_j"] == 3510.0
@@ -85,7 +88,7 @@ def test_integrating_the_samples_gives_the_counter_s_energy(telemetry: Telemetry
         samples=telemetry.samples,
         counters=(type(counters)(name=counters.name, kind=counters.kind),),
     )
-    gpu = summarize(without_counter, samples_processed=60_000, scenario="SingleStream")
+    gpu = as_json(summarize(without_counter, samples_processed=60_000, scenario="SingleStream"))
     block = gpu["sources"]["gpu0"]
     assert block["method"] == "integrated samples @ 10 Hz"
     assert block["energy_j"] == 3510.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from harness.records.codec import to_data as as_json
 from harness.telemetry import Sample, SourceCounters, Telemetry, summarize
 
 S = 1_000_000_000
@@ -24,7 +25,7 @@ def _telemetry(samples: list[Sample], counters: list[SourceCounters], **kw: Any)
 def test_cpu_package_from_rapl_samples() -> None:
     samples = [Sample(t_ns=i * S // 2, source="cpu-package-0", power_w=95.0) for i in range(21)]
     t = _telemetry(samples, [SourceCounters(name="cpu-package-0", kind="cpu")])
-    block = summarize(t, samples_processed=2_000, scenario="SingleStream")["sources"][
+    block = as_json(summarize(t, samples_processed=2_000, scenario="SingleStream"))["sources"][
         "cpu-package-0"
     ]
     assert block["method"] == "integrated samples @ 2 Hz"
@@ -43,7 +44,7 @@ def test_cpu_package_from_rapl_samples() -> None:
 def test_a_source_without_any_reading_is_null_never_zero() -> None:
     samples = [Sample(t_ns=S, source="gpu0")]  # a gap: the read failed
     t = _telemetry(samples, [SourceCounters(name="gpu0", kind="gpu")])
-    block = summarize(t, samples_processed=100, scenario="Offline")["sources"]["gpu0"]
+    block = as_json(summarize(t, samples_processed=100, scenario="Offline"))["sources"]["gpu0"]
     for key in (
         "avg_power_w",
         "energy_j",
@@ -72,7 +73,9 @@ def test_counter_beats_samples_and_names_itself() -> None:
         energy_start_mj=5_000_000.0,
         energy_end_mj=9_000_000.0,
     )
-    block = summarize(_telemetry(samples, [counters]), samples_processed=8_000, scenario="Offline")
+    block = as_json(
+        summarize(_telemetry(samples, [counters]), samples_processed=8_000, scenario="Offline")
+    )
     gpu = block["sources"]["gpu0"]
     assert (gpu["method"], gpu["energy_counter"]) == (
         "energy counter",
@@ -86,7 +89,9 @@ def test_counter_beats_samples_and_names_itself() -> None:
 def test_a_counter_that_went_backwards_is_ignored_with_a_note() -> None:
     samples = [Sample(t_ns=0, source="gpu0", power_w=200.0)]
     counters = SourceCounters(name="gpu0", kind="gpu", energy_start_mj=9.0, energy_end_mj=2.0)
-    gpu = summarize(_telemetry(samples, [counters]), samples_processed=1, scenario="Offline")
+    gpu = as_json(
+        summarize(_telemetry(samples, [counters]), samples_processed=1, scenario="Offline")
+    )
     block = gpu["sources"]["gpu0"]
     assert block["method"] == "integrated samples"
     assert block["energy_j"] == 2000.0
@@ -96,7 +101,7 @@ def test_a_counter_that_went_backwards_is_ignored_with_a_note() -> None:
 def test_no_samples_processed_and_zero_power() -> None:
     samples = [Sample(t_ns=0, source="wall", power_w=0.0)]
     t = _telemetry(samples, [SourceCounters(name="wall", kind="wall")])
-    block = summarize(t, samples_processed=0, scenario="Offline")["sources"]["wall"]
+    block = as_json(summarize(t, samples_processed=0, scenario="Offline"))["sources"]["wall"]
     assert block["energy_j"] == 0.0
     assert block["null_reasons"]["energy_per_inference_mj"] == "no samples processed"
     assert block["null_reasons"]["samples_per_second_per_watt"] == "average power is 0 W"
@@ -109,7 +114,7 @@ def test_the_block_says_what_is_missing_and_what_to_compare_with_mlperf() -> Non
         unavailable=(("rapl", "permission denied"),),
         errors=(("gpu0", "gpu0: lost"),),
     )
-    block = summarize(t, samples_processed=1, scenario="Offline")
+    block = as_json(summarize(t, samples_processed=1, scenario="Offline"))
     assert block["unavailable"] == [{"source": "rapl", "reason": "permission denied"}]
     assert block["errors"] == [{"source": "gpu0", "error": "gpu0: lost"}]
     assert block["mlperf_comparable"]["source"] == "wall"
@@ -119,6 +124,6 @@ def test_the_block_says_what_is_missing_and_what_to_compare_with_mlperf() -> Non
 
 def test_without_a_wall_meter_the_figures_are_marked_as_component_power() -> None:
     t = _telemetry([], [SourceCounters(name="gpu0", kind="gpu")])
-    comparable = summarize(t, samples_processed=1, scenario="Offline")["mlperf_comparable"]
+    comparable = as_json(summarize(t, samples_processed=1, scenario="Offline"))["mlperf_comparable"]
     assert comparable["source"] is None
     assert "no wall meter" in comparable["note"]

@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from harness.config import Precision, ProfileName, ScenarioName
-from harness.fingerprint.fingerprint import Fingerprint
-from harness.results.measures import Accuracy, PrecisionRecord, TelemetrySummary, Utilization
+from harness.records.accuracy import Accuracy
+from harness.records.fingerprint import Fingerprint
+from harness.records.measures import PrecisionRecord, Utilization
+from harness.records.telemetry import TelemetrySummary
 
 # A LoadGen effective_* setting's value, as its detail log states it.
 SettingValue = str | int | float | bool
@@ -210,7 +212,7 @@ class RunResult:
     ``settings`` are LoadGen's own effective_* settings, verbatim: their keys are LoadGen's
     and change with its version. ``fingerprint`` is the environment as the fingerprint
     collectors produced it: a JSON mapping inside its record, with its own versioned shape
-    (harness.fingerprint). ``telemetry`` is None when the window never opened; ``image``
+    (harness.records.fingerprint). ``telemetry`` is None when the window never opened; ``image``
     when the run was not in a harness container. Throughput is samples/s (Server: completed;
     MultiStream: samples per query over the mean query latency); the qps values are LoadGen's
     (None in Offline). ``server`` is the Server scenario's record, None in the others.

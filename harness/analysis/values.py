@@ -1,4 +1,4 @@
-"""Metric values read from results, and each scenario's metrics for a set of results.
+"""Metric values read from results, and each scenario's metrics for a set of results (pure).
 
 What a metric is (its label, unit, direction, the headline per scenario) is the catalogue's,
 harness.records.metrics; this module reads a metric's value where the catalogue says it is:
@@ -24,8 +24,8 @@ from harness.records.metrics import (
     per_source,
     scenario_metrics,
 )
-from harness.results.published import PublishedResult
-from harness.results.records import RunResult
+from harness.records.published import PublishedResult
+from harness.records.result import RunResult
 
 Getter = Callable[[RunResult], float | None]
 

@@ -1,48 +1,60 @@
-"""The JSON boundary of result records: records to JSON data and back, every key checked.
+"""The JSON boundary of records: records to JSON data and back, every key checked.
 
 Decoding follows the records' type hints: a record is an object with exactly its fields'
 keys (an inline field's record contributes its keys to its parent's object), ``tuple[X, ...]``
 a list, ``Mapping[str, X]`` an object, ``X | None`` X or null, a Literal one of its values;
-``Any`` passes through. Numbers are kept as written (an integer where a float is expected is
-accepted, a bool never counts as a number).
+``Json`` (harness.strictjson: opaque JSON another component owns) passes through. Numbers
+are kept as written (an integer where a float is expected is accepted, a bool never counts
+as a number).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib.resources
-import json
 import types
 import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar, Union
 
-from harness.errors import DependencyError, ResultError
-from harness.fingerprint.fingerprint import Fingerprint
+from harness.errors import ResultError
+from harness.records.fingerprint import Fingerprint
+from harness.strictjson import Json, JsonObject
 
 T = TypeVar("T")
+
+
+class _Opaque:
+    """What a record's ``Json`` hint reads as here: JSON kept as it was written."""
+
+
 _KINDS: dict[type, str] = {str: "a string", int: "an integer", float: "a number", bool: "a bool"}
 
 
-def to_data(value: object) -> Any:
+def to_data(value: object) -> Json:
     """JSON-ready data (dicts, lists, scalars) of a record, recursively."""
     if isinstance(value, Fingerprint):
-        return value.to_dict()
+        return value.to_dict()  # its own JSON form
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out: dict[str, Any] = {}
-        for f in dataclasses.fields(value):
-            item = to_data(getattr(value, f.name))
-            if _inline(f):
-                out.update(item)
-            else:
-                out[f.name] = item
-        return out
+        return to_object(value)
     if isinstance(value, Mapping):
         return {str(k): to_data(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [to_data(v) for v in value]
-    return value
+    if value is None or isinstance(value, str | int | float):
+        return value
+    raise TypeError(f"record codec: {type(value).__name__} is not JSON data")  # a record's bug
+
+
+def to_object(record: object) -> JsonObject:
+    """The JSON object of one record (a dataclass instance), its fields' keys in order."""
+    out: JsonObject = {}
+    for f in dataclasses.fields(record):  # type: ignore[arg-type]
+        item = to_data(getattr(record, f.name))
+        if _inline(f) and isinstance(item, dict):
+            out.update(item)
+        else:
+            out[f.name] = item
+    return out
 
 
 def from_data(cls: type[T], data: object, at: str = "") -> T:
@@ -60,7 +72,7 @@ def from_data(cls: type[T], data: object, at: str = "") -> T:
         parts += [f"missing key(s) {', '.join(missing)}"] if missing else []
         raise ResultError(f"{at or 'the file'}: {'; '.join(parts)}")
     hints = _hints(cls)
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         kind = hints[f.name]
         if _inline(f):
@@ -68,40 +80,6 @@ def from_data(cls: type[T], data: object, at: str = "") -> T:
         else:
             values[f.name] = _value(kind, data[f.name], _join(at, f.name))
     return cls(**values)
-
-
-def schema_problem(data: object, schema_file: str) -> str | None:
-    """The first way ``data`` breaks ``harness/schemas/<schema_file>``, in one line, or None.
-
-    The schema says more than the records' type hints (ranges, enums, patterns): a value that
-    decodes but the schema refuses is refused on load, with the key path that is wrong.
-    """
-    jsonschema = _jsonschema()
-    error = jsonschema.exceptions.best_match(_validator(schema_file).iter_errors(data))
-    if error is None:
-        return None
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-    message = error.message.splitlines()[0] if error.message else "invalid"
-    if len(message) > 160:
-        message = message[:157] + "..."
-    return f"{where.lstrip('.') or 'the file'}: {message}"
-
-
-@functools.cache
-def _validator(schema_file: str) -> Any:
-    folder = importlib.resources.files("harness").joinpath("schemas")
-    schema = json.loads(folder.joinpath(schema_file).read_text(encoding="utf-8"))
-    return _jsonschema().validators.validator_for(schema)(schema)
-
-
-def _jsonschema() -> Any:
-    try:
-        import jsonschema  # type: ignore[import-untyped]  # here: a runtime dep, a slow import
-    except ImportError:
-        raise DependencyError(
-            "jsonschema is not installed; it checks result files: pip install 'jsonschema>=4.20'"
-        ) from None
-    return jsonschema
 
 
 def record_keys(cls: type) -> tuple[str, ...]:
@@ -115,7 +93,7 @@ def record_keys(cls: type) -> tuple[str, ...]:
 
 def _value(kind: Any, value: object, at: str) -> Any:
     origin = typing.get_origin(kind)
-    if kind is Any:
+    if kind is Any or kind is _Opaque:
         return value
     if origin in (Union, types.UnionType):
         return _union(typing.get_args(kind), value, at)
@@ -142,7 +120,7 @@ def _value(kind: Any, value: object, at: str) -> Any:
         if not _is(kind, value):
             raise ResultError(f"{at}: expected {_KINDS[kind]}, got {_kind_of(value)}")
         return value
-    raise TypeError(f"result codec: no rule for {kind!r} at {at}")  # a record's bug
+    raise TypeError(f"record codec: no rule for {kind!r} at {at}")  # a record's bug
 
 
 def _union(arms: tuple[Any, ...], value: object, at: str) -> Any:
@@ -178,7 +156,8 @@ def _fingerprint(value: object, at: str) -> Fingerprint:
 
 
 def _hints(cls: Any) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    # ``Json`` is a recursive alias typing cannot evaluate: here it is opaque JSON.
+    return typing.get_type_hints(cls, localns={"Json": _Opaque})
 
 
 def _inline(f: dataclasses.Field[Any]) -> bool:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.errors import ResultError
-from harness.loadgen.logparse import (
+from harness.records.loadgen_log import (
     DetailLog,
     effective_settings,
     found_peak_qps,

@@ -1,0 +1,65 @@
+"""A published record's rows as a person reads them first: for `harness show` and the report."""
+
+from __future__ import annotations
+
+from harness.records.published import MainMetric, PublishedResult, times
+from harness.records.result import Latencies
+
+
+def describe(record: PublishedResult) -> list[tuple[str, str]]:
+    """(field, value) rows: where the result is from, what it ran and what it measured."""
+    s, lat = record.system, record.latency_ns
+    rows = [
+        ("source", f"{record.label}; never measured here"),
+        ("org", record.org),
+        ("system", f"{s.id}" + (f" ({s.name})" if s.name and s.name != s.id else "")),
+        ("division", record.division),
+        ("MLPerf version", record.mlperf_version or "unknown (not in the tree; give --version)"),
+        ("LoadGen", record.loadgen_version or "not logged"),
+        ("benchmark", f"{record.benchmark} (model {record.model})"),
+        ("scenario", record.scenario),
+        ("precision", _precision(record)),
+        ("result", record.verdict + "".join(f"; {r}" for r in record.invalid_reasons)),
+        ("metric", f"{record.metric.label} {_metric_value(record.metric)}"),
+        ("latency", _latency(lat)),
+        ("processor", _device(s.processor, s.processors_per_node)),
+        ("accelerator", _device(s.accelerator, s.accelerators_per_node)),
+        ("nodes", s.nodes or "not stated"),
+        ("software", ", ".join(x for x in (s.framework, s.software) if x) or "not stated"),
+        ("status", f"{s.status or 'not stated'}; system type {s.system_type or 'not stated'}"),
+    ]
+    if record.accuracy:
+        rows.append(("accuracy", record.accuracy))
+    rows += [("warning", w) for w in (*record.loadgen_warnings, *record.import_warnings)]
+    rows.append(("from", record.source_path))
+    return rows
+
+
+def _precision(record: PublishedResult) -> str:
+    if record.precision is None:
+        return "not stated (no measurements JSON with weight_data_types)"
+    inputs = f", inputs {record.input_precision}" if record.input_precision else ""
+    return f"weights {record.precision}{inputs}"
+
+
+def _metric_value(metric: MainMetric) -> str:
+    if metric.unit == "ns":
+        return f"{metric.value / 1e6:,.3f} ms"
+    return f"{metric.value:,.2f} {metric.unit}"
+
+
+def _latency(lat: Latencies) -> str:
+    parts = [
+        f"{name} {value / 1e6:,.3f} ms"
+        for name, value in (("p50", lat.p50), ("p90", lat.p90), ("p99", lat.p99))
+        if value is not None
+    ]
+    early = lat.early_stopping_p90 or lat.early_stopping_p99
+    if early is not None:
+        which = "p90" if lat.early_stopping_p90 is not None else "p99"
+        parts.append(f"early-stopping {which} {early / 1e6:,.3f} ms")
+    return "  ".join(parts) or "not logged"
+
+
+def _device(model: str | None, count: str | None) -> str:
+    return times(count, model) if model else "none"

@@ -1,0 +1,134 @@
+"""A published result's MLPerf metric in its round: the catalogue names it, LoadGen's logs state it.
+
+Which metric judges a scenario in a round is the catalogue's (harness.records.metrics:
+round_headline): Server's scheduled rate up to v4.0 and its completed rate from v4.1,
+SingleStream's p90 before v2.0 and its early-stopping estimate since. This module only knows
+where LoadGen's logs state each of them: the detail log's key, checked against (or, where the
+detail log lacks it, taken from) the summary's line.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from harness.config import ScenarioName
+from harness.errors import ResultError
+from harness.records.layout import SUMMARY_LOG
+from harness.records.loadgen_log import DetailLog, latency_percentiles_ns
+from harness.records.metrics import (
+    COMPLETED,
+    ES_P90,
+    ES_P99,
+    P90,
+    P99,
+    SCHEDULED,
+    THROUGHPUT,
+    Metric,
+    round_headline,
+    scenario_metrics,
+)
+from harness.records.published import MainMetric
+
+LATENCY = "latency_ns."  # a latency's path in published.json: latency_ns.<percentile>
+# Where LoadGen's logs state each metric a round judges by: (detail-log key, summary line).
+# MultiStream's percentiles are per query. A summary writes a percentile "90th" (LoadGen 4)
+# or "90.0th" (LoadGen 5 on), its early-stopping estimates after " * ".
+LOGGED: Mapping[str, tuple[str, str]] = {
+    THROUGHPUT.key: ("result_samples_per_second", "Samples per second"),
+    COMPLETED.key: ("result_completed_samples_per_sec", "Completed samples per second"),
+    SCHEDULED.key: ("result_scheduled_samples_per_sec", "Scheduled samples per second"),
+    P90.key: ("result_90.00_percentile_latency_ns", "90th percentile latency (ns)"),
+    P99.key: ("result_99.00_percentile_per_query_latency_ns", "99th percentile latency (ns)"),
+    ES_P90.key: ("early_stopping_latency_ss", "Early stopping 90th percentile estimate"),
+    ES_P99.key: ("early_stopping_latency_ms", "Early stopping 99th percentile estimate"),
+}
+
+
+def main_metric(
+    scenario: ScenarioName,
+    mlperf_version: str | None,
+    log: DetailLog,
+    summary: str | None,
+    detail: Path,
+    warnings: list[str],
+) -> MainMetric:
+    """The round's metric of the scenario from the detail log, checked against the summary.
+
+    Where LoadGen logged no early-stopping estimate the scenario's fallback (the percentile
+    itself) stands in, with a warning. ResultError naming the detail log where neither log
+    states the metric, or the round judged the scenario by a metric the catalogue lacks.
+    """
+    try:
+        chosen = round_headline(scenario, mlperf_version)
+    except ResultError as exc:
+        raise ResultError(f"{detail}: {exc}") from None
+    found = _stated(chosen, f"{scenario} {chosen.label}", log, summary, detail, warnings)
+    fallback = scenario_metrics(scenario).fallback
+    if found is None and fallback is not None and chosen != fallback:
+        warnings.append(
+            f"{detail}: no {LOGGED[chosen.key][0]} (LoadGen logged no early-stopping "
+            f"estimate); the {fallback.label} stands in"
+        )
+        chosen = fallback
+        found = _stated(chosen, f"{scenario} {chosen.label}", log, summary, detail, warnings)
+    if found is None:
+        key, line = LOGGED[chosen.key]
+        hint = "; the round is unknown: give --mlperf-version" if mlperf_version is None else ""
+        raise ResultError(
+            f"{detail}: no {key} (nor '{line}' in the summary); no {scenario} {chosen.label}" + hint
+        )
+    return found
+
+
+def _stated(
+    chosen: Metric,
+    label: str,
+    log: DetailLog,
+    summary: str | None,
+    detail: Path,
+    warnings: list[str],
+) -> MainMetric | None:
+    """The metric as the detail log (else the summary) states it; None where neither does."""
+    key, line = LOGGED[chosen.key]
+    value = _detail_value(chosen, log)
+    stated = _summary_value(summary, line)
+    if value is None and stated is None:
+        return None
+    raw = value if value is not None else stated
+    number = _number(raw)
+    if not math.isfinite(number) or number < 0:
+        raise ResultError(f"{detail}: {label} is {raw!r}, not a number LoadGen writes")
+    if value is None:
+        warnings.append(f"{detail}: no {key}; {label} taken from {SUMMARY_LOG}'s '{line}'")
+    elif stated is not None and abs(number - stated) > 1e-3 * max(abs(stated), 1.0):
+        warnings.append(f"{SUMMARY_LOG} says {line} {stated:g}; the detail log {number:g}")
+    name = chosen.published or chosen.key
+    return MainMetric(name=name, label=label, value=number, unit=chosen.value_unit)
+
+
+def _detail_value(chosen: Metric, log: DetailLog) -> object:
+    """A latency from LoadGen's percentiles (per query for MultiStream), a rate as logged."""
+    path = chosen.published or ""
+    if path.startswith(LATENCY):
+        return latency_percentiles_ns(log)[path.removeprefix(LATENCY)]
+    return log.get(LOGGED[chosen.key][0])
+
+
+def _number(raw: object) -> float:
+    try:
+        return float(raw)  # type: ignore[arg-type]  # a logged value, whatever it holds
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _summary_value(text: str | None, line: str) -> float | None:
+    """The number on the summary's `line` ("90th" matching "90.0th" too), or None."""
+    words = re.escape(line).replace(r"th\ percentile", r"(?:\.0)?th\ percentile")
+    found = re.search(rf"^(?:\s*\*)?\s*{words}\s*:\s*([0-9.eE+\-]+)\s*$", text or "", re.M)
+    try:
+        return float(found.group(1)) if found else None
+    except ValueError:
+        return None

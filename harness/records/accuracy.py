@@ -1,0 +1,59 @@
+"""The accuracy test's score: agreement with the FP32 model, accuracy against labels, verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fp32Agreement:
+    """How closely the outputs match the FP32 source model's on the same samples.
+
+    ``top1_agreement`` is None for tensor outputs; the error metrics are None for classifiers
+    that output a class index. Cosines are means (and minimum) over samples.
+    """
+
+    kind: Literal["classifier", "tensor"]
+    count: int
+    top1_agreement: float | None
+    max_abs_error: float | None
+    mean_abs_error: float | None
+    cosine_similarity: float | None
+    min_cosine_similarity: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClosedDivision:
+    """MLPerf's closed-division rule: accuracy must reach ``fraction`` of the FP32 reference."""
+
+    accuracy: float
+    reference: float
+    fraction: float
+    target: float
+    passed: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabelAccuracy:
+    """Top-k accuracy against the dataset's labels, and the FP32 model's on the same samples."""
+
+    count: int
+    label_offset: int
+    top1: float | None
+    top5: float | None
+    fp32_top1: float | None
+    fp32_top5: float | None
+    closed_division: ClosedDivision
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Accuracy:
+    """LoadGen's AccuracyOnly pass, scored against FP32 (and labels when the data has them)."""
+
+    samples: int
+    against_fp32: Fp32Agreement
+    against_labels: LabelAccuracy | None
+    passed: bool
+    criterion: str
+    reference: str
