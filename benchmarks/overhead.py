@@ -5,7 +5,12 @@
     where inference takes microseconds and the added cost is not lost in the model's own
     spread: median of the per-round differences in us, target <= 15 us (5 % of the tiny
     CNN's ~0.3 ms), with their spread and the ratio of the median p50s.
-(b) Offline samples/s, harness / plain batched loop, ResNet-50: target >= 0.98.
+(b) Offline samples/s, harness / plain batched loop, ResNet-50: target >= 0.99, with each
+    round's ratio and the fastest rounds' ratio (the least disturbed on a shared machine).
+(c) In (b)'s harness rounds, the CPU time of the worker's threads beside inference (telemetry,
+    LoadGen's own, progress) over the timed window, per thread from /proc: inference fills every
+    core, so this is what they take from it, and it does not swing with the machine's load as
+    (b)'s ratio does. Target: <= 1 % of the machine's cores.
 
 Usage: python benchmarks/overhead.py [--rounds 3] [--ss-seconds 5] [--offline-seconds 20]
 """
@@ -14,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import statistics
 import sys
 import tempfile
@@ -39,6 +45,9 @@ from harness.records.request import RunRequest
 from harness.results.runfile import load_result
 from harness.runtime.session import Session, SessionRequest, create_session
 from harness.runtime.targets import get_target
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from thread_cpu import ThreadMonitor, WindowCpu
 
 # (a)'s old target was harness/plain <= 1.05 on the tiny CNN, whose p50 is ~0.3 ms: 15 us.
 MAX_ADDED_US = 15.0
@@ -140,6 +149,7 @@ def measure(
     rounds: int,
     runtime: RuntimeConfig,
     out: Path,
+    cpu: list[WindowCpu | None] | None = None,
 ) -> tuple[list[float], list[float]]:
     sc = scenario(kind, zoo, batch, seconds, runtime)
     index = 0 if kind == "SingleStream" else 1
@@ -149,7 +159,10 @@ def measure(
         # Alternate which side goes first so drift does not favour one side.
         for side in ("harness", "plain") if r % 2 == 0 else ("plain", "harness"):
             if side == "harness":
-                ours.append(harness_run(sc, out)[index])
+                with ThreadMonitor() as monitor:
+                    ours.append(harness_run(sc, out)[index])
+                if cpu is not None:
+                    cpu.append(monitor.busiest_worker())
             elif kind == "SingleStream":
                 plain.append(plain_single_stream(sc, seconds))
             else:
@@ -205,6 +218,26 @@ def single_stream_lines(zoo: str, ours_ns: list[float], plain_ns: list[float]) -
     ]
 
 
+def offline_lines(
+    batch: int, ours: list[float], plain: list[float], cpu: list[WindowCpu | None]
+) -> tuple[list[str], bool]:
+    """(b) and (c)'s report, and whether either missed its target."""
+    ratio = statistics.median(ours) / statistics.median(plain)
+    pairs = [round(o / p, 3) for o, p in zip(ours, plain, strict=True)]
+    cores = os.cpu_count() or 1
+    seen = [c for c in cpu if c is not None]
+    beside = [round(c.beside_pct_of_core / cores, 2) for c in seen]
+    lines = [
+        f"(b) Offline samples/s, resnet50 batch {batch}: harness {[round(v, 2) for v in ours]}, "
+        f"plain {[round(v, 2) for v in plain]} -> ratio {ratio:.3f} (target >= 0.99)",
+        f"    per round {pairs}; fastest rounds {max(ours) / max(plain):.3f}",
+        f"(c) beside inference in the timed window: {beside} % of the {cores} cores per round "
+        f"(median {statistics.median(beside) if beside else float('nan'):.2f} %, target <= 1 %); "
+        f"inference threads {[len(c.inference_s) for c in seen]}",
+    ]
+    return lines, ratio < 0.99 or not beside or statistics.median(beside) > 1.0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -232,6 +265,7 @@ def main() -> int:
             print("\n".join(single_stream_lines(args.ss_model, ours, plain)))
             failed |= added_cost(ours, plain).median_us > MAX_ADDED_US
         if args.only in (None, "offline"):
+            cpu: list[WindowCpu | None] = []
             ours, plain = measure(
                 "Offline",
                 "resnet50",
@@ -240,14 +274,11 @@ def main() -> int:
                 args.rounds,
                 runtime,
                 out,
+                cpu,
             )
-            ratio = statistics.median(ours) / statistics.median(plain)
-            print(
-                f"(b) Offline samples/s, resnet50 batch {args.offline_batch}: harness "
-                f"{[round(v, 2) for v in ours]}, plain {[round(v, 2) for v in plain]} "
-                f"-> ratio {ratio:.3f} (target >= 0.98)"
-            )
-            failed |= ratio < 0.98
+            lines, offline_failed = offline_lines(args.offline_batch, ours, plain, cpu)
+            print("\n".join(lines))
+            failed |= offline_failed
     return 1 if failed else 0
 
 
