@@ -7,6 +7,7 @@ sweep) and inspection.py (the rest). Handlers import the heavy modules only when
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import select
 import sys
@@ -16,6 +17,7 @@ from typing import NoReturn
 
 from harness import __version__
 from harness.cli.bundle import add_bundle_verbs, add_trust_option
+from harness.cli.examples import finish_help
 from harness.cli.fleet import add_fleet_verb
 from harness.cli.inspection import (
     _compare,
@@ -30,7 +32,7 @@ from harness.cli.inspection import (
     _report,
     _show,
 )
-from harness.cli.measure import _bench, _run, _sweep, add_compliance_verb
+from harness.cli.measure import _bench, _run, _sweep, add_compliance_verb, suite_names
 from harness.cli.measure import (  # re-exported: tests build campaigns through harness.cli
     _campaign as _campaign,
 )
@@ -53,6 +55,8 @@ from harness.hardware import HW_NAMES
 # what a shell reports for a command killed by SIGPIPE, 128 + 13, not 0: the output was cut
 # short, and a run printing its progress into that pipe was stopped.
 EXIT_CODES = exit_code_table()
+# --hw's values where argparse does not check them (the hardware table does, exit 4).
+_HW_LIST = ", ".join(HW_NAMES)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -141,6 +145,18 @@ class _Parser(argparse.ArgumentParser):
     Its subparsers are of this class too (add_subparsers takes the parent's class).
     """
 
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        """A value outside an option's or a verb's choices: the closest choice suggested."""
+        choices = action.choices
+        if choices is None or value in choices:
+            return
+        names = [str(c) for c in choices]
+        close = difflib.get_close_matches(str(value), names, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r}; {hint}choose from {', '.join(names)}"
+        )
+
     def error(self, message: str) -> NoReturn:
         """A bad option or argument: one line naming it and the help to read; exit 2."""
         code = ERROR_CODES[ConfigError].code  # a bad command line is a bad option
@@ -183,19 +199,27 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_run)
 
     bench = verbs.add_parser("bench", help="run a suite (what `make bench` calls)")
-    bench.add_argument("suite", nargs="?", default="quick", help="suite name or YAML file")
+    bench.add_argument(
+        "suite",
+        nargs="?",
+        default="quick",
+        help=f"a suite in scenarios/ ({', '.join(suite_names()) or 'none found'}) or a suite "
+        "YAML file (default: quick)",
+    )
     _common(bench, profile_default=None)
     bench.set_defaults(func=_bench)
 
     fingerprint = verbs.add_parser(
         "fingerprint", help="print this machine's environment fingerprint"
     )
-    fingerprint.add_argument("--hw", default="cpu", help="hardware target whose GPUs to include")
+    fingerprint.add_argument(
+        "--hw", default="cpu", help=f"hardware target whose GPUs to include: {_HW_LIST}"
+    )
     fingerprint.add_argument("--json", action="store_true", help="print JSON instead of text")
     fingerprint.set_defaults(func=_fingerprint)
 
     doctor = verbs.add_parser("doctor", help="list what makes this machine unfit to benchmark")
-    doctor.add_argument("--hw", default="cpu", help="hardware target to check")
+    doctor.add_argument("--hw", default="cpu", help=f"hardware target to check: {_HW_LIST}")
     doctor.add_argument("--strict", action="store_true", help="exit non-zero on any warning")
     doctor.set_defaults(func=_doctor)
 
@@ -247,6 +271,7 @@ def _parser() -> argparse.ArgumentParser:
     add_reproduce_verb(verbs)
     add_fleet_verb(verbs)
     add_site_verb(verbs)
+    finish_help(parser)
     return parser
 
 
@@ -254,12 +279,12 @@ def _image_verbs(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     image = verbs.add_parser("image", help="build or find HW's Docker image (`make image`)")
     actions = image.add_subparsers(dest="action", required=True, metavar="ACTION")
     build = actions.add_parser("build", help="build docker/<hw> from build/wheels/<hw>, offline")
-    build.add_argument("--hw", choices=HW_NAMES, default="cpu")
+    build.add_argument("--hw", choices=HW_NAMES, default="cpu", help="hardware target")
     build.add_argument("--base-image", help="override the Dockerfile's pinned BASE_IMAGE")
     build.add_argument("--tag", help="image tag (default: beyond-tops/<hw>:<version>-<commit>)")
     build.set_defaults(func=_image_build)
     ensure = actions.add_parser("ensure", help="print this commit's image, building it if missing")
-    ensure.add_argument("--hw", choices=HW_NAMES, default="cpu")
+    ensure.add_argument("--hw", choices=HW_NAMES, default="cpu", help="hardware target")
     ensure.set_defaults(func=_image_ensure)
     gpus = actions.add_parser(
         "gpus", help="check that Docker gives containers the GPUs; print the `docker run` flags"
@@ -275,9 +300,10 @@ def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> 
         "--profile",
         choices=PROFILES,
         default=profile_default,
-        help="quick (short, development) or submission (MLPerf rules)",
+        help="quick (short, development) or submission (MLPerf rules; 600 s a run); default: "
+        + (profile_default or "the suite's own `profile:`"),
     )
-    parser.add_argument("--hw", default="cpu", help="hardware target (default: cpu)")
+    parser.add_argument("--hw", default="cpu", help=f"hardware target: {_HW_LIST} (default: cpu)")
     parser.add_argument(
         "--precision",
         help="run at these precisions instead of the scenario's, e.g. fp32,int8 "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import os
 import sys
 from pathlib import Path
@@ -24,6 +25,8 @@ from harness.errors import INVALID, SUCCESS, ConfigError, HarnessError
 from harness.hardware import get_target as hardware_target
 from harness.records.job import COMPLIANCE_TESTS
 
+# Where `harness bench NAME` looks for NAME.yaml (relative: the checkout, as make runs it).
+SUITES_DIR = Path("scenarios")
 P = TypeVar("P", bound=argparse.ArgumentParser)  # the CLI's parser class, and its subparsers
 
 if TYPE_CHECKING:
@@ -270,7 +273,37 @@ def _group_status(path: Path) -> int:
 def _find_suite(name: str) -> tuple[Suite, Path]:
     path = Path(name)
     if not path.suffix:
-        path = Path("scenarios") / f"{name}.yaml"
+        path = SUITES_DIR / f"{name}.yaml"
+        if not path.is_file():
+            raise ConfigError(_unknown_suite(name))
     if path.is_file() and not is_suite_file(path):
         raise ConfigError(f"{path}: is a scenario, not a suite; use `harness run {path}`")
     return load_suite(path), path.parent
+
+
+def suite_names(directory: Path | None = None) -> list[str]:
+    """The suites `harness bench NAME` finds: the suite files in scenarios/, by name."""
+    directory = directory or SUITES_DIR
+    if not directory.is_dir():
+        return []
+    files = sorted(directory.glob("*.yaml"))
+    return [f.stem for f in files if _is_suite_quietly(f)]
+
+
+def _is_suite_quietly(path: Path) -> bool:
+    try:
+        return is_suite_file(path)
+    except ConfigError:
+        return False  # a broken file is not offered; naming it runs it and says why
+
+
+def _unknown_suite(name: str) -> str:
+    """One line: the suite is not there, the closest names, and what there is."""
+    names = suite_names()
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    listed = ", ".join(names) if names else f"none in {SUITES_DIR}/"
+    return (
+        f"{SUITES_DIR / (name + '.yaml')}: no such file; {hint}"
+        f"suites: {listed} (or pass a suite YAML file)"
+    )

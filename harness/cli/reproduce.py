@@ -56,8 +56,9 @@ def add_reproduce_verb(verbs: argparse._SubParsersAction[P]) -> None:
         action="append",
         default=[],
         metavar="PUBKEY",
-        help="with a bundle: a signer's public key to accept (repeat for several); without, "
-        "any valid signature is accepted and its signer printed, unchecked",
+        help="with a bundle: a signer's public key to accept (repeat for several). Without "
+        "one, a valid signature by any key is accepted, as `harness verify --trust-any` "
+        "accepts it, and the verdict names its signer as not checked against a trusted key",
     )
     parser.add_argument(
         "--out",

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.bundle.open import OpenedBundle, is_bundle, open_bundle
+from harness.errors import ResultError
 from harness.files import read_incomplete
 from harness.fleet.state import read_attempts
 from harness.published.record import is_published, load_published
@@ -48,6 +49,8 @@ MARKERS: tuple[tuple[str, Kind], ...] = (
     (TRIALS_FILE, "trials"),
     (RESULT_FILE, "run"),
 )
+# The files that stand for the result directory holding them.
+RESULT_FILES: tuple[str, ...] = (RESULT_FILE, TRIALS_FILE, SWEEP_FILE, PUBLISHED_FILE)
 GROUP_MARKERS: tuple[tuple[str, ResultKind], ...] = ((SWEEP_FILE, "sweep"), (TRIALS_FILE, "trials"))
 Side = Group | PublishedResult
 
@@ -96,10 +99,17 @@ def open_path(path: Path, trust: Sequence[Path], stack: contextlib.ExitStack) ->
 
     Raises:
         HarnessError: a bundle that fails verification (BundleError and its kinds), a trusted
-            key that cannot be read (ConfigError).
+            key that cannot be read (ConfigError), a file that is neither a bundle nor one
+            of a result directory's files (ResultError).
     """
     if is_bundle(path):
         return _bundle(path, trust, stack)
+    if path.is_file() and path.name not in RESULT_FILES:
+        raise ResultError(
+            f"{path}: a file that holds no result; pass a run, trials, sweep or fleet "
+            f"directory, one of its files ({', '.join(RESULT_FILES)}), or a bundle "
+            "`harness bundle` wrote"
+        )
     if (path / FLEET_FILE).is_file():
         return _fleet(path)
     member = _member(path)
