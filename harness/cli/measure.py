@@ -44,7 +44,8 @@ def _run(args: argparse.Namespace) -> int:
     campaigns = [_campaign(args.scenario, args, args.profile, args.model, p) for p in precisions]
     trials = trials_count(campaigns[0], args.trials)
     _prepare(args)
-    paths = [run_trials(campaign, trials, stream=sys.stdout) for campaign in campaigns]
+    said: set[str] = set()  # a warning every run repeats is printed once
+    paths = [run_trials(c, trials, stream=sys.stdout, said=said) for c in campaigns]
     for path in paths:
         print(path)
     return max(_group_status(path) for path in paths)
@@ -64,12 +65,13 @@ def _bench(args: argparse.Namespace) -> int:
     _prepare(args)
     done: list[Path] = []
     status = 0
+    said: set[str] = set()  # a warning every run repeats is printed once
     for campaign in campaigns:
         try:
             # Every run in a fresh process: LoadGen flags a second user.conf read in one
             # process ("Multiple conf files are used") as invalid for submission.
             trials = trials_count(campaign, args.trials)
-            done.append(run_trials(campaign, trials, stream=sys.stdout))
+            done.append(run_trials(campaign, trials, stream=sys.stdout, said=said))
         except HarnessError as exc:
             print(f"error: {campaign.request.scenario.name}: {exc}", file=sys.stderr)
             status = status or exc.exit_code

@@ -6,7 +6,7 @@ import dataclasses
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -80,15 +80,17 @@ def run_trials(
     batch_size: int | None = None,
     stream: IO[str] | None = None,
     brief: bool = False,
+    said: set[str] | None = None,
 ) -> Path:
     """Run `trials` fresh processes; one trial writes a plain run directory, more a group.
 
     To `stream`: each run's summary and the trials' spread; `brief` (a sweep's point), one
-    line per run and one for the trials.
+    line per run and one for the trials. `said`: the warnings the command printed so far,
+    shared by its campaigns so that a warning repeated word for word is printed once.
     """
     request = campaign.request
     batch = batch_size or request.scenario.batch_size
-    out = _Out(stream, brief)
+    out = _Out(stream, brief, set() if said is None else said)
     if trials == 1 and root is None:
         return _child(campaign, campaign.out_root, None, batch, out)
     group = root or create_run_dir(
@@ -266,6 +268,7 @@ class _Out:
 
     stream: IO[str] | None
     brief: bool = False
+    said: set[str] = field(default_factory=set)  # warnings printed so far: each once
 
 
 def _child(campaign: Campaign, out: Path, name: str | None, batch: int, report: _Out) -> Path:
@@ -277,7 +280,11 @@ def _child(campaign: Campaign, out: Path, name: str | None, batch: int, report: 
     run_dir = run_new(request, out, name, launch=launch, progress=sys.stderr)
     if report.stream is not None:
         result = load_result(run_dir)
-        text = run_line(result, run_dir) if report.brief else render_summary(result, str(run_dir))
+        if report.brief:
+            text = run_line(result, run_dir)
+        else:
+            text = render_summary(result, str(run_dir), said=report.said)
+            report.said.update(result.warnings)
         report.stream.write(text + ("\n" if report.brief else "\n\n"))
     for test in campaign.compliance:
         verdict = run_compliance(request, run_dir, test, launch=launch, progress=sys.stderr)

@@ -21,6 +21,7 @@ from harness.errors import RunError
 from harness.execution.recording import Measured, Requested, build_result
 from harness.execution.scoring import score
 from harness.execution.serverplan import server_plan
+from harness.fingerprint.preflight import QUICK_PROFILE
 from harness.fingerprint.survey import Survey, survey
 from harness.handoff import PeakSearch
 from harness.loadgen.batching import BatchPolicy
@@ -270,7 +271,10 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
     model = prepare(
         job.request.scenario, target=target, cpu_isa=isa, model_override=job.request.model_override
     )
-    for warning in [*(str(w) for w in machine.warnings), *model.warnings]:
+    # The quick profile is the command's fact, not the machine's: its header and each run's
+    # summary say it, so the progress lines leave it out (result.json keeps it).
+    shown = [str(w) for w in machine.warnings if w.code != QUICK_PROFILE]
+    for warning in [*shown, *model.warnings]:
         if progress is not None:
             progress.write(f"  warning: {warning}\n")
     session = create_session(

@@ -14,6 +14,8 @@ from harness.fingerprint.probe import Probe
 from harness.records.fingerprint import Fingerprint
 from harness.records.fingerprint_sections import CpuInfo, GpuInfo, GpuProcess, MemoryInfo
 
+# The warning every quick-profile run carries (the command says it once; result.json keeps it).
+QUICK_PROFILE = "quick_profile"
 DEFAULT_LOAD_THRESHOLD = 0.5  # of the usable CPUs busy with other work than this harness
 # How to switch turbo off, by the sysfs file that reported it on.
 TURBO_OFF = {
@@ -72,7 +74,7 @@ def preflight(
     if profile == "quick":
         found.append(
             PreflightWarning(
-                code="quick_profile",
+                code=QUICK_PROFILE,
                 message="quick profile: shortened LoadGen run, NOT valid for an MLPerf "
                 "submission; use `--profile submission` for a valid result",
             )

@@ -5,7 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from harness.records.metrics import percent
+from harness.records.trials import TrialStats
 from harness.report.blocks import Block, Para
+
+# A spread needs two values: what every page prints for the CoV of one.
+ONE_RUN_COV = "n/a (1 run)"
 
 
 def slug(text: str) -> str:
@@ -26,3 +31,8 @@ def fixed(value: Any, spec: str) -> str:
 def distinct_notes(texts: list[str | None], lead: str) -> list[Block]:
     """A paragraph `lead: text.` per distinct non-empty text, in order."""
     return [Para(f"{lead}: {text}.") for text in dict.fromkeys(texts) if text]
+
+
+def cov_cell(stats: TrialStats) -> str:
+    """The coefficient of variation as a percentage; one value has none (ONE_RUN_COV)."""
+    return percent(stats.cov) if len(stats.values) > 1 else ONE_RUN_COV

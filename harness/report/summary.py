@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from harness.analysis.spread import spread_flags
 from harness.analysis.values import headline, metric_values
@@ -12,8 +12,13 @@ from harness.records.metrics import SCENARIOS, per_source, percent, scenario_met
 from harness.records.result import RunResult
 
 
-def render_summary(result: RunResult, run_dir: str | None = None) -> str:
-    """A short, aligned table of the numbers a user looks at first."""
+def render_summary(
+    result: RunResult, run_dir: str | None = None, *, said: Collection[str] = ()
+) -> str:
+    """A short, aligned table of the numbers a user looks at first.
+
+    `said`: warnings this command printed already (a trial's, word for word), left out.
+    """
     outcome = result.outcome
     verdict = "VALID" if outcome.valid else "INVALID"
     if outcome.profile == "submission":
@@ -39,7 +44,7 @@ def render_summary(result: RunResult, run_dir: str | None = None) -> str:
         ("power", _power(result)),
     ]
     rows += [("reason", reason) for reason in outcome.invalid_reasons if reason]
-    rows += [("warning", warning) for warning in result.warnings]
+    rows += [("warning", warning) for warning in result.warnings if warning not in said]
     if run_dir is not None:
         rows.append(("run dir", run_dir))
     title = f"{result.scenario_name}: {result.scenario}, batch {result.batch_size}"

@@ -12,7 +12,7 @@ from harness.records.metrics import THROUGHPUT, UTILIZATION, Metric, percent, sc
 from harness.records.result import RunResult
 from harness.report import plots
 from harness.report.blocks import Block, Bullets, Heading, Image, Para, Table
-from harness.report.cells import distinct_notes, fixed, ms
+from harness.report.cells import cov_cell, distinct_notes, fixed, ms
 
 STOPPED = {
     "plateau": "throughput stopped rising (two points in a row under 3 % above the best)",
@@ -62,7 +62,7 @@ def _metric_row(metric: Metric, values: list[float], flagged: bool) -> tuple[str
     if not values:
         return ()
     stats = trial_stats(values, requested=len(values), higher_is_better=metric.higher_is_better)
-    cov = percent(stats.cov) if len(values) > 1 else "n/a (1 run)"
+    cov = cov_cell(stats)
     cov += f" {FLAG}" if flagged else ""
     each = ", ".join(metric.format(v) for v in values)
     return (metric.title, metric.format(stats.median), metric.format(stats.best), cov, each)
@@ -80,7 +80,7 @@ def sweep_blocks(sweep: Sweep, name: str) -> list[Block]:
             str(p.batch_size),
             THROUGHPUT.format(p.stats.median),
             str(len(p.stats.values)),
-            percent(p.stats.cov),
+            cov_cell(p.stats),
             percent(p.stats.median / best) if best else "n/a",
         )
         for p in sweep.points

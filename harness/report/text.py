@@ -17,10 +17,11 @@ from harness.analysis.trials import trial_stats
 from harness.analysis.values import headline, metric_values, value_of
 from harness.published.describe import describe
 from harness.records.group import Group, RunSet
-from harness.records.metrics import Metric, number, percent
+from harness.records.metrics import Metric, number
 from harness.records.metrics import metric as shown
 from harness.records.published import PublishedResult
 from harness.records.result import RunResult
+from harness.report.cells import cov_cell
 from harness.report.summary import render_summary
 from harness.results.groupfile import SweepFile, TrialsFile
 from harness.text import printable
@@ -76,7 +77,7 @@ def _trials_table(runs: RunSet) -> list[str]:
     )
     better = "higher" if stats.higher_is_better else "lower"
     cells = [metric.format(v) for v in (stats.median, stats.best, stats.mean, stats.stdev)]
-    cells.append(f"{stats.cov * 100:.1f} %")
+    cells.append(cov_cell(stats))
     header = ["median", "best", "mean", "stdev", "CoV"]
     widths = [max(len(h), len(c)) for h, c in zip(header, cells, strict=True)]
     flags = [s.flag for s in metric_spreads(results, requested=requested) if s.flag]
@@ -135,7 +136,7 @@ def _sweep_table(sweep: SweepFile) -> list[str]:
             rows.append((str(batch), "-", "-", "-", "0", _mark(sweep, batch)))
             continue
         spread = f"{number(min(stats.values))}-{number(max(stats.values))}"
-        cov = percent(stats.cov) if len(stats.values) > 1 else "-"
+        cov = cov_cell(stats)
         runs = str(len(stats.values))
         rows.append((str(batch), number(stats.median), cov, spread, runs, _mark(sweep, batch)))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]
@@ -208,7 +209,7 @@ def brief_trials(batch: int, trials: TrialsFile) -> str:
     stats, how = trials.stats, shown(trials.metric)
     return (
         f"  batch {batch}: {len(stats.values)} trials, median {how.text(stats.median)}, "
-        f"CoV {percent(stats.cov)}"
+        f"CoV {cov_cell(stats)}"
     )
 
 

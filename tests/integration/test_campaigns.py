@@ -22,8 +22,17 @@ def test_trials_group_holds_each_run_and_their_statistics(
 ) -> None:
     scenario = write_scenario(tmp_path / "s.yaml", TINY_SS)
     code = main(["run", str(scenario), "--trials", "2", "--out", str(tmp_path / "runs")])
-    out = capsys.readouterr().out
+    printed = capsys.readouterr()
+    out = printed.out
     group = last_line(out)
+    # the quick profile's warning, repeated word for word by every run, is printed once; each
+    # run's result line and each worker's header still say "quick profile"
+    both = printed.out + printed.err
+    assert both.count("quick profile: shortened LoadGen run") == 1, both
+    assert out.count("quick profile - NOT submission-valid") == 2
+    for trial in ("trial-1", "trial-2"):
+        warnings = json.loads((group / trial / "result.json").read_text())["warnings"]
+        assert any(w.startswith("quick profile: shortened") for w in warnings)
     assert code == 0 and group.name.split("-")[-3:-1] == ["SingleStream", "trials"]
     data = json.loads((group / "trials.json").read_text())
     assert data["kind"] == "trials" and data["runs"] == ["trial-1", "trial-2"]
