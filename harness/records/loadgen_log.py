@@ -31,13 +31,24 @@ PERCENTILES = {
 }
 
 
+# Warnings LoadGen logs that only inform: its trace buffer for a thread grew ("Logging
+# allocation detected: tid: ... reserved_entries: ... max_entries: ..."), which the busiest
+# published systems log by the dozen.
+INFORMATIONAL: tuple[str, ...] = ("Logging allocation detected",)
+
+
 @dataclass(frozen=True, kw_only=True)
 class DetailLog:
-    """What LoadGen logged: the last value of every key, plus its errors and warnings."""
+    """What LoadGen logged: the last value of every key, plus its errors and warnings.
+
+    `notes` are what LoadGen flags as warnings but only informs of (INFORMATIONAL): they
+    say nothing about the result and are counted apart from the warnings.
+    """
 
     values: Mapping[str, Any]
     errors: tuple[str, ...]
     warnings: tuple[str, ...]
+    notes: tuple[str, ...] = ()
     source: str = field(default="<lines>", compare=False)  # the file errors name
 
     def get(self, key: str, default: Any = None) -> Any:
@@ -50,6 +61,7 @@ def parse_detail_lines(lines: Iterable[str], source: str = "<lines>") -> DetailL
     values: dict[str, Any] = {}
     errors: list[str] = []
     warnings: list[str] = []
+    notes: list[str] = []
     reasons: list[str] = []
     for number, line in enumerate(lines, start=1):
         if not line.startswith(_PREFIX):
@@ -64,13 +76,20 @@ def parse_detail_lines(lines: Iterable[str], source: str = "<lines>") -> DetailL
         if meta.get("is_error") or key == "error_runtime":
             errors.append(f"{key}: {value}")
         elif meta.get("is_warning"):
-            warnings.append(f"{key}: {value}")
+            informational = isinstance(value, str) and value.startswith(INFORMATIONAL)
+            (notes if informational else warnings).append(f"{key}: {value}")
         if key == "result_invalid_reason":
             reasons.append(str(value).strip())
         values[key] = value
     if reasons:
         values["result_invalid_reason"] = reasons
-    return DetailLog(values=values, errors=tuple(errors), warnings=tuple(warnings), source=source)
+    return DetailLog(
+        values=values,
+        errors=tuple(errors),
+        warnings=tuple(warnings),
+        notes=tuple(notes),
+        source=source,
+    )
 
 
 def _check_numbers(key: object, value: object, where: str) -> None:

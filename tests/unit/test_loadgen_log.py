@@ -213,6 +213,18 @@ def test_errors_and_warnings_are_classified() -> None:
     assert log.get("generic_message") == "just info"
 
 
+def test_loadgen_informational_warnings_are_notes_not_warnings() -> None:
+    grew = "Logging allocation detected: tid: 789 reserved_entries: 1024 max_entries: 2460"
+    log = parse_detail_lines(
+        [
+            _line("warning_generic_message", grew, is_warning=True),
+            _line("warning_generic_message", "careful", is_warning=True),
+        ]
+    )
+    assert log.warnings == ("warning_generic_message: careful",)
+    assert log.notes == (f"warning_generic_message: {grew}",)
+
+
 def test_get_default() -> None:
     log = parse_detail_lines([])
     assert log.get("result_validity") is None

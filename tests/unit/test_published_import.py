@@ -134,8 +134,8 @@ def test_untether_offline_states_its_precision_and_loadgen_warnings(tmp_path: Pa
     assert record.metric.value == stated(summary, "Samples per second") == 334462
     assert (record.precision, record.input_precision) == ("float8", "float8")
     assert record.harness_precision == "float8"
-    assert len(record.loadgen_warnings) == 6
-    assert record.loadgen_warnings[0].startswith("warning_generic_message: Logging allocation")
+    # its log's six "Logging allocation detected" lines only inform: no warning of the result
+    assert record.loadgen_warnings == ()
     assert "measurements/r760_u6_slim_image_classification_using_uai_kilt_run_offline.json" in (
         record.files
     )
