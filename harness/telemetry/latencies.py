@@ -98,12 +98,21 @@ def throughput_over_time(record: QueryLatencies, bin_s: float) -> tuple[Floats, 
     return edges[:-1] + widths / 2, counts / widths
 
 
+# A bin holds at least this many completions (batches) on average: a bin that holds 2 or 3
+# batches counts 2 or 3 alternately and draws a square wave that looks like jitter; with 16,
+# one batch more or less moves a bin by about 6 %.
+MIN_COMPLETIONS_PER_BIN = 16
+
+
 def default_bin_s(record: QueryLatencies, *, bins: int = 50) -> float:
-    """A bin width giving about ``bins`` bins over the run, rounded to 1, 2 or 5 times 10^k."""
+    """A bin width: about ``bins`` bins, each holding >= MIN_COMPLETIONS_PER_BIN completions.
+
+    Both on average over the run; the width is rounded up to 1, 2 or 5 times 10^k seconds.
+    """
     if record.rows == 0:
         return 1.0
     span_s = max(float(record.complete_ns.max() - record.issue_ns.min()) / 1e9, 1e-3)
-    raw = span_s / bins
+    raw = max(span_s / bins, span_s * MIN_COMPLETIONS_PER_BIN / record.rows)
     power = 10 ** math.floor(math.log10(raw))
     return float(next(m * power for m in (1, 2, 5, 10) if m * power >= raw))
 

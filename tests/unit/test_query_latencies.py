@@ -20,6 +20,7 @@ from harness.loadgen.querytimes import MIN_ROWS, QueryTimes, expected_rows
 from harness.loadgen.sut import OfflineSUT, SampleStore, SingleStreamSUT
 from harness.report import latency_plots
 from harness.telemetry.latencies import (
+    MIN_COMPLETIONS_PER_BIN,
     QueryLatencies,
     default_bin_s,
     percentile_curve,
@@ -163,7 +164,26 @@ def test_throughput_bins_count_samples_by_completion_time() -> None:
     mids, rate = throughput_over_time(record, 0.7)  # 0.1 s left over joins the bin before
     assert mids.tolist() == pytest.approx([0.35, 1.1])
     assert rate.tolist() == pytest.approx([8 / 0.7, 20 / 0.8])
-    assert default_bin_s(record) == 0.05
+    assert default_bin_s(record) == 10.0  # 4 completions: one bin, the run's average
+
+
+def test_default_bins_hold_enough_batches_to_draw_no_square_wave() -> None:
+    # batch 8 every 0.23 s for 23 s, as ResNet-50 Offline on 2 cores: ~35 samples/s steady
+    done_ns = (np.arange(1, 101) * 0.23e9).astype(np.int64)
+    record = QueryLatencies(
+        scenario="Offline",
+        query=np.zeros(100, dtype=np.int64),
+        issue_ns=np.zeros(100, dtype=np.int64),
+        complete_ns=done_ns,
+        samples=np.full(100, 8, dtype=np.int64),
+    )
+    steady = 8 / 0.23
+    _, narrow = throughput_over_time(record, 0.5)  # 50 bins: 2 or 3 batches each
+    assert max(abs(narrow / steady - 1)) > 0.2  # the square wave that read as jitter
+    width = default_bin_s(record)
+    assert width * 100 / 23 >= MIN_COMPLETIONS_PER_BIN
+    _, rate = throughput_over_time(record, width)
+    assert max(abs(rate / steady - 1)) < 1.5 / MIN_COMPLETIONS_PER_BIN  # a batch more or less
 
 
 def test_npz_round_trip(tmp_path: Path) -> None:
