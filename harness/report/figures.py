@@ -231,4 +231,9 @@ def _bar(label: str, u: Utilization) -> plots.UtilizationBar | None:
     achieved, peak = u.achieved_tflops, u.peak_tflops
     if achieved is None or peak is None:
         return None
-    return plots.UtilizationBar(label=label, achieved_tflops=achieved, peak_tflops=peak)
+    return plots.UtilizationBar(
+        label=label,
+        achieved_tflops=achieved,
+        peak_tflops=peak,
+        attainable_tflops=u.attainable_tflops,
+    )

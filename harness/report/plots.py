@@ -34,11 +34,12 @@ SERIES_NAMES = {"sm_clock_mhz": " SM", "mem_clock_mhz": " memory"}
 
 @dataclass(frozen=True, kw_only=True)
 class UtilizationBar:
-    """One run's achieved and peak FLOP/s, in TFLOP/s."""
+    """One run's achieved, peak and (where measured) attainable FLOP/s, in TFLOP/s."""
 
     label: str
     achieved_tflops: float
     peak_tflops: float
+    attainable_tflops: float | None = None
 
 
 def cdf_points(latency_ns: Latencies) -> list[tuple[float, float]]:
@@ -149,21 +150,41 @@ def utilization_png(bars: Sequence[UtilizationBar]) -> bytes:
 
 
 def utilization_figure(bars: Sequence[UtilizationBar]) -> Figure:
-    """Achieved TFLOP/s per run as bars, each distinct peak once as a vertical line."""
+    """Achieved TFLOP/s per run as bars, each distinct peak and attainable rate as a line.
+
+    Peaks are dashed, attainable rates (the GEMM probe) dotted. A bar's label sits inside the
+    bar when the bar is long and after it otherwise, so that no label runs past the frame;
+    the axis reaches past the largest of every bar and line.
+    """
     fig, ax = _axes()
     ys = list(range(len(bars)))
-    drawn = ax.barh(ys, [b.achieved_tflops for b in bars], height=0.6, label="achieved")
-    shares = [
-        f"{b.achieved_tflops:.3f} ({b.achieved_tflops / b.peak_tflops:.1%} of peak)" for b in bars
-    ]
-    ax.bar_label(drawn, shares, padding=3, fontsize="small")
+    ax.barh(ys, [b.achieved_tflops for b in bars], height=0.6, label="achieved")
     peaks = sorted({b.peak_tflops for b in bars})
+    attainable = sorted({b.attainable_tflops for b in bars if b.attainable_tflops})
+    right = max([*peaks, *attainable, *(b.achieved_tflops for b in bars)]) * 1.15
+    for y, bar in zip(ys, bars, strict=True):
+        share = f"{bar.achieved_tflops:.3f} ({bar.achieved_tflops / bar.peak_tflops:.1%} of peak)"
+        inside = bar.achieved_tflops > right / 2
+        x = bar.achieved_tflops + (-1 if inside else 1) * right * 0.01
+        ax.text(
+            x,
+            y,
+            share,
+            va="center",
+            ha="right" if inside else "left",
+            color="white" if inside else "black",
+            fontsize="small",
+        )
     for number, peak in enumerate(peaks):
         ax.axvline(peak, linestyle="--", color=f"C{number + 1}", label=f"peak {peak:,.3f} TFLOP/s")
+    for number, rate in enumerate(attainable, start=len(peaks)):
+        ax.axvline(
+            rate, linestyle=":", color=f"C{number + 1}", label=f"attainable {rate:,.3f} TFLOP/s"
+        )
     # Wrapped: a long label (a bundle's note, a long run name) would squeeze the bars to nothing.
     ax.set_yticks(ys, [textwrap.fill(b.label, TICK_LABEL_CHARS) for b in bars])
     ax.invert_yaxis()  # the first run on top, as in the table
-    ax.set_xlim(0, max(peaks) * 1.15)
+    ax.set_xlim(0, right)
     ax.set_title("Achieved against peak FLOP/s")
     ax.set_xlabel("TFLOP/s (model FLOPs x samples/s)")
     _legend_outside(ax)

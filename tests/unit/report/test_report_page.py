@@ -127,6 +127,33 @@ def test_the_peak_is_one_line_and_the_legend_sits_outside_the_bars() -> None:
     assert not any(box.overlaps(b) for b in data)
 
 
+def test_bar_labels_stay_inside_the_frame_and_the_attainable_rate_is_drawn() -> None:
+    # near the peak (84 %), just over it (a run to be judged implausible), and a short bar
+    bars = [
+        plots.UtilizationBar(
+            label="near", achieved_tflops=0.132, peak_tflops=0.157, attainable_tflops=0.174
+        ),
+        plots.UtilizationBar(
+            label="over", achieved_tflops=0.5, peak_tflops=0.157, attainable_tflops=0.174
+        ),
+        plots.UtilizationBar(
+            label="short", achieved_tflops=0.01, peak_tflops=0.157, attainable_tflops=0.174
+        ),
+    ]
+    fig = plots.utilization_figure(bars)
+    ax = fig.axes[0]
+    fig.canvas.draw()  # type: ignore[no-untyped-call]
+    frame = ax.get_window_extent()
+    labels = [t for t in ax.texts if "of peak" in t.get_text()]
+    assert len(labels) == 3
+    for text in labels:
+        box = text.get_window_extent()
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1, text.get_text()
+    lines = [str(line.get_label()) for line in ax.get_lines()]
+    assert "attainable 0.174 TFLOP/s" in lines and "peak 0.157 TFLOP/s" in lines
+    assert ax.get_xlim()[1] > 0.5  # the bar over the peak is drawn whole
+
+
 def test_every_figure_has_a_title_and_is_rendered_for_hidpi(tmp_path: Path) -> None:
     group = load_group(REPORTS / "sweep-h100")
     assert group.sweep is not None
