@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness.errors import ResultError
 from harness.published import files
+from harness.published.compliance import read_compliance
 from harness.published.metric import LOGGED, main_metric
 from harness.published.tree import Location, tree_version
 from harness.records.layout import ACCURACY_DIR, ACCURACY_TXT, DETAIL_LOG, SUMMARY_LOG
@@ -70,6 +71,7 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
         copies.append((measured[0], f"measurements/{measured[0].name}"))
     accuracy = loc.scenario_dir / ACCURACY_DIR / ACCURACY_TXT
     accuracy_line = _accuracy(loc.root, accuracy, warnings, copies)
+    compliance = read_compliance(loc, warnings, copies)
     record = PublishedResult(
         source="published",
         org=loc.org,
@@ -91,6 +93,7 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
         early_stopping_met=_bool(log.get("early_stopping_met")),
         settings=_settings(log),
         accuracy=accuracy_line,
+        compliance=compliance,
         loadgen_errors=log.errors,
         loadgen_warnings=log.warnings,
         import_warnings=tuple(warnings),
