@@ -19,7 +19,13 @@ from harness.published import files
 from harness.published.compliance import read_compliance
 from harness.published.metric import LOGGED, main_metric
 from harness.published.tree import Location, tree_version
-from harness.records.layout import ACCURACY_DIR, ACCURACY_TXT, DETAIL_LOG, SUMMARY_LOG
+from harness.records.layout import (
+    ACCURACY_DIR,
+    ACCURACY_TXT,
+    DETAIL_LOG,
+    MEASUREMENTS_FILE,
+    SUMMARY_LOG,
+)
 from harness.records.loadgen_log import (
     DetailLog,
     effective_settings,
@@ -198,13 +204,18 @@ def _json_object(root: Path, path: Path, what: str, warnings: list[str]) -> Json
 
 
 def _measurements(loc: Location, warnings: list[str]) -> tuple[Path, JsonObject] | None:
-    """The measurements JSON that states the data types, if the tree has one."""
+    """The measurements JSON that states the data types, if the tree has one.
+
+    v6 trees keep it beside the result (<scenario>/measurements.json), older rounds under
+    <org>/measurements/<system>/<benchmark>/<scenario>/.
+    """
     folder = loc.org_dir / "measurements" / loc.system / loc.benchmark / loc.scenario_dir.name
     try:
         candidates = sorted(folder.glob("*.json"))
     except OSError:
         candidates = []
-    for path in candidates:
+    beside = loc.scenario_dir / MEASUREMENTS_FILE
+    for path in [beside] if files.present(beside) else candidates:
         try:
             data = files.json_fields(loc.root, path, files.MEASUREMENT_FIELDS, warnings)
         except ResultError as exc:
