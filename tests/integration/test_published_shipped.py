@@ -144,3 +144,13 @@ def test_import_and_show_carry_the_statement_and_the_verdicts(tmp_path: Path) ->
     statement = records["SingleStream"].accuracy
     assert f"  accuracy        {statement}" in shown
     assert "  compliance      TEST01 FAIL (performance); TEST04 FAIL (performance)" in shown
+
+
+def test_the_sites_entry_page_shows_the_statement_and_the_failures(tmp_path: Path) -> None:
+    imported = import_mlperf(TREE, tmp_path / "records", now=fixed_now)
+    assert len(imported.written) == 2
+    harness_printed(["site", str(tmp_path / "records"), "--out", str(tmp_path / "site")])
+    pages = [p.read_text() for p in (tmp_path / "site" / "entries").glob("*/report/report.html")]
+    assert len(pages) == 2 and all(f"{SYNTHETIC_WEIGHTS} (the beyond-tops zoo" in p for p in pages)
+    failed = "TEST01 FAIL (performance); TEST04 FAIL (performance)"
+    assert sorted(failed in p for p in pages) == [False, True]  # SingleStream's page alone
