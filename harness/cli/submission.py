@@ -91,6 +91,7 @@ def _models_fetch(args: argparse.Namespace) -> int:
 
 def _submission(args: argparse.Namespace) -> int:
     from harness.files import atomic_write_text
+    from harness.models.zoo import ZOO
     from harness.submission.checker import find_checker, run_checker
     from harness.submission.export import ExportRequest, export_submission
     from harness.submission.system import load_description
@@ -108,6 +109,7 @@ def _submission(args: argparse.Namespace) -> int:
         out=args.out,
         description=described,
         force_quick=args.force_quick,
+        real_weights=frozenset(name for name, model in ZOO.items() if not model.synthetic),
     )
     exported = export_submission(request)
     for entry in exported.plan.entries:

@@ -38,6 +38,8 @@ class ZooModel:
         description: One line for listings.
         generator_version: Bumped whenever the builder's output changes.
         default_dims: Default values of the non-batch symbolic input dims.
+        synthetic: Whether its weights are seeded and generated (True) rather than trained:
+            a synthetic model's speed is real, its accuracy is not measurable.
     """
 
     name: str
@@ -45,6 +47,7 @@ class ZooModel:
     description: str
     generator_version: int
     default_dims: Mapping[str, int]
+    synthetic: bool = True
 
 
 _Entry = tuple[str, Callable[[int], onnx.ModelProto], str, Mapping[str, int]]

@@ -30,6 +30,8 @@ def describe(record: PublishedResult) -> list[tuple[str, str]]:
     ]
     if record.accuracy:
         rows.append(("accuracy", record.accuracy))
+    if record.compliance:
+        rows.append(("compliance", "; ".join(c.verdict for c in record.compliance)))
     rows += [("warning", w) for w in (*record.loadgen_warnings, *record.import_warnings)]
     rows.append(("from", record.source_path))
     return rows

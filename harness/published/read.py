@@ -16,9 +16,16 @@ from pathlib import Path
 
 from harness.errors import ResultError
 from harness.published import files
+from harness.published.compliance import read_compliance
 from harness.published.metric import LOGGED, main_metric
 from harness.published.tree import Location, tree_version
-from harness.records.layout import ACCURACY_DIR, ACCURACY_TXT, DETAIL_LOG, SUMMARY_LOG
+from harness.records.layout import (
+    ACCURACY_DIR,
+    ACCURACY_TXT,
+    DETAIL_LOG,
+    MEASUREMENTS_FILE,
+    SUMMARY_LOG,
+)
 from harness.records.loadgen_log import (
     DetailLog,
     effective_settings,
@@ -70,6 +77,7 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
         copies.append((measured[0], f"measurements/{measured[0].name}"))
     accuracy = loc.scenario_dir / ACCURACY_DIR / ACCURACY_TXT
     accuracy_line = _accuracy(loc.root, accuracy, warnings, copies)
+    compliance = read_compliance(loc, warnings, copies)
     record = PublishedResult(
         source="published",
         org=loc.org,
@@ -91,6 +99,7 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
         early_stopping_met=_bool(log.get("early_stopping_met")),
         settings=_settings(log),
         accuracy=accuracy_line,
+        compliance=compliance,
         loadgen_errors=log.errors,
         loadgen_warnings=log.warnings,
         import_warnings=tuple(warnings),
@@ -195,13 +204,18 @@ def _json_object(root: Path, path: Path, what: str, warnings: list[str]) -> Json
 
 
 def _measurements(loc: Location, warnings: list[str]) -> tuple[Path, JsonObject] | None:
-    """The measurements JSON that states the data types, if the tree has one."""
+    """The measurements JSON that states the data types, if the tree has one.
+
+    v6 trees keep it beside the result (<scenario>/measurements.json), older rounds under
+    <org>/measurements/<system>/<benchmark>/<scenario>/.
+    """
     folder = loc.org_dir / "measurements" / loc.system / loc.benchmark / loc.scenario_dir.name
     try:
         candidates = sorted(folder.glob("*.json"))
     except OSError:
         candidates = []
-    for path in candidates:
+    beside = loc.scenario_dir / MEASUREMENTS_FILE
+    for path in [beside] if files.present(beside) else candidates:
         try:
             data = files.json_fields(loc.root, path, files.MEASUREMENT_FIELDS, warnings)
         except ResultError as exc:

@@ -1,8 +1,10 @@
 """published.json: a published record's versioned JSON form, written by the importer, read by all.
 
 History of PUBLISHED_SCHEMA_VERSION: 1, the first; 2, the metric follows the result's round
-(harness.records.metrics.round_headline), so it may name an early-stopping percentile. A
-version-1 file reads as it is: its metric is what that import chose.
+(harness.records.metrics.round_headline), so it may name an early-stopping percentile; 3,
+the compliance verdicts (TEST01, TEST04) the tree states. A version-1 file reads as it is:
+its metric is what that import chose; a version-1 or 2 file reads with no compliance tests
+(it was imported before they were read: import it again to see them).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from harness.records.published import PublishedResult
 from harness.results.schema import schema_problem
 from harness.strictjson import Format, read_versioned
 
-PUBLISHED_SCHEMA_VERSION = 2
+PUBLISHED_SCHEMA_VERSION = 3
 SCHEMA_FILE = "published.schema.json"
 PUBLISHED = Format(
     what="a beyond-tops published record",
@@ -53,12 +55,15 @@ def load_published(path: Path) -> PublishedResult:
     """Read a published record (its directory or published.json); one line for any problem."""
     file = path / PUBLISHED_FILE if path.is_dir() else path
     # strict: no NaN or Infinity (issue #23), each refused by its key
-    data = read_versioned(
+    versioned = read_versioned(
         file,
         PUBLISHED,
         ResultError,
         missing="no such published record; import one with `harness import mlperf`",
-    ).data
+    )
+    data = versioned.data
+    if versioned.version < 3:  # imported before compliance verdicts were read
+        data = {**data, "compliance": []}
     problem = schema_problem(data, SCHEMA_FILE)
     body = {k: v for k, v in data.items() if k != "schema_version"}
     if problem is None:

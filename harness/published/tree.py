@@ -31,6 +31,9 @@ NOT_RESULTS = frozenset(
     {"compliance", "measurements", "systems", "code", "documentation", "calibration"}
     | {"accuracy", "ranging", "power", "images", ".git"}
 )
+# A compliance test's directory inside a scenario (v6 trees: <scenario>/TEST01/performance/):
+# its logs are the test's, never a result of their own (harness.published.compliance reads it).
+COMPLIANCE_TEST_DIR = re.compile(r"^TEST\d\d$")
 # A round's version in a directory name: inference_results_v4.1, mlperf-v5.0, v6.1.
 VERSION_IN_NAME = re.compile(r"(?:^|[_\-])v(\d+\.\d+)$")
 
@@ -127,12 +130,17 @@ def _run_dirs(path: Path, problems: list[str]) -> list[Path]:
     runs: list[Path] = []
     for top, dirs, _ in os.walk(path, followlinks=False):
         links = sorted(d for d in dirs if (Path(top) / d).is_symlink())
-        problems += [_not_followed(Path(top) / d) for d in links if d not in NOT_RESULTS]
-        dirs[:] = sorted(d for d in dirs if d not in NOT_RESULTS and d not in links)
+        problems += [_not_followed(Path(top) / d) for d in links if _walked(d)]
+        dirs[:] = sorted(d for d in dirs if _walked(d) and d not in links)
         if PERFORMANCE_DIR in dirs:
             runs.append(_run_dir(Path(top) / PERFORMANCE_DIR))
             dirs.remove(PERFORMANCE_DIR)
     return sorted(runs)
+
+
+def _walked(name: str) -> bool:
+    """Whether a directory of this name may hold results (not accuracy/, TEST01/, code/ ...)."""
+    return name not in NOT_RESULTS and not COMPLIANCE_TEST_DIR.match(name)
 
 
 def _run_dir(performance: Path) -> Path:

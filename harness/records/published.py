@@ -72,6 +72,39 @@ class MainMetric:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PublishedCompliance:
+    """One compliance test (TEST01, TEST04) of a published result, as its tree states it.
+
+    ``performance`` and ``accuracy`` are the verdicts of its verify_performance.txt and
+    verify_accuracy.txt (MLPerf's scripts end each with TEST PASS or TEST FAIL): True for a
+    pass, False for a failure, None where the tree has no such file or it states neither.
+    """
+
+    test: str
+    performance: bool | None
+    accuracy: bool | None
+
+    @property
+    def passed(self) -> bool | None:
+        """False when any check failed; True when one passed and none failed; else None."""
+        checks = [c for c in (self.performance, self.accuracy) if c is not None]
+        if not checks:
+            return None
+        return all(checks)
+
+    @property
+    def verdict(self) -> str:
+        """How every output says it: "TEST01 PASS", "TEST04 FAIL (performance)", "no verdict"."""
+        if self.passed is None:
+            return f"{self.test} no verdict"
+        if self.passed:
+            return f"{self.test} PASS"
+        checks = (("performance", self.performance), ("accuracy", self.accuracy))
+        failed = ", ".join(name for name, check in checks if check is False)
+        return f"{self.test} FAIL ({failed})"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PublishedResult:
     """One (division, org, system, benchmark, scenario) of a published MLPerf results tree.
 
@@ -81,6 +114,8 @@ class PublishedResult:
     ``loadgen_version`` what the detail log says, which can be an older round's LoadGen.
     ``precision`` and ``input_precision`` are the measurements JSON's weight and input data
     types, None where the tree has none. ``settings`` are LoadGen's effective_* settings;
+    ``accuracy`` is accuracy.txt's first line (a beyond-tops export puts its synthetic-weights
+    statement there); ``compliance`` the verdicts of the compliance tests the tree holds;
     ``files`` the copies of the tree's files kept beside the record.
     """
 
@@ -104,6 +139,7 @@ class PublishedResult:
     early_stopping_met: bool | None
     settings: Mapping[str, SettingValue]
     accuracy: str | None
+    compliance: tuple[PublishedCompliance, ...]
     loadgen_errors: tuple[str, ...]
     loadgen_warnings: tuple[str, ...]
     import_warnings: tuple[str, ...]

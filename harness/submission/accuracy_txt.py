@@ -52,12 +52,14 @@ def mlperf_accuracy_line(labels: LabelAccuracy) -> str | None:
     return f"accuracy={100 * good / labels.count:.3f}%, good={good}, total={labels.count}"
 
 
-def render_accuracy_txt(accuracy: Accuracy, log_sha256: str) -> str:
+def render_accuracy_txt(accuracy: Accuracy, log_sha256: str, statement: str | None = None) -> str:
     """accuracy.txt of an exported accuracy run: MLPerf's lines, then beyond-tops' own scoring.
 
-    MLPerf's checker reads the ``accuracy=`` line (only against labels: agreement with FP32
-    is no accuracy) and ``hash=``, the sha256 of the whole accuracy log. The harness's own
-    scoring follows, indented so that none of its lines can match the checker's patterns.
+    ``statement`` (a synthetic-weights model's) comes first, where a reader and an importer
+    of the tree read a result's accuracy. MLPerf's checker reads the ``accuracy=`` line
+    (only against labels: agreement with FP32 is no accuracy) and ``hash=``, the sha256 of
+    the whole accuracy log, wherever they stand. The harness's own scoring follows, indented
+    so that none of its lines can match the checker's patterns.
     """
     labels = accuracy.against_labels
     line = None if labels is None else mlperf_accuracy_line(labels)
@@ -68,6 +70,8 @@ def render_accuracy_txt(accuracy: Accuracy, log_sha256: str) -> str:
         ]
     else:
         head = [line]
+    if statement is not None:
+        head.insert(0, statement)
     own = render_accuracy(accuracy).splitlines()
     body = ["", "beyond-tops scoring of the same log:", *(f"  {text}".rstrip() for text in own)]
     return "\n".join([*head, f"hash={log_sha256}", *body]).rstrip() + "\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from pathlib import Path
 from typing import Any
 
@@ -21,40 +21,67 @@ QUICK_LABEL = (
     "counts); this result is NOT valid for an MLPerf submission and was exported with "
     "--force-quick."
 )
+# The one statement of a result whose model has seeded, generated weights: every place a
+# reader sees the result says it (README.md, accuracy.txt's first line, the system's sw_notes).
+SYNTHETIC_WEIGHTS = "Synthetic weights: accuracy not measurable"
 
 
-def measurements(entry: Entry, job: Job) -> dict[str, str]:
+def synthetic_weights(job: Job, real_weights: Set[str] = frozenset()) -> bool:
+    """Whether the job ran a zoo model with seeded weights, from its model's provenance.
+
+    A zoo model run without ``--model`` has synthetic weights unless its zoo entry says they
+    are trained (``real_weights``: the zoo names with ``synthetic=False``); any model file, the
+    scenario's ``path`` or ``--model``, is the user's, and the export claims nothing about it.
+    A file's path or name never decides.
+    """
+    zoo = job.request.scenario.model.zoo
+    return job.request.model_override is None and zoo is not None and zoo not in real_weights
+
+
+def weights_statement(job: Job, real_weights: Set[str] = frozenset()) -> str | None:
+    """The synthetic-weights statement with its reason, or None where there is nothing to say."""
+    if not synthetic_weights(job, real_weights):
+        return None
+    return (
+        f"{SYNTHETIC_WEIGHTS} (the beyond-tops zoo model '{job.request.scenario.model.zoo}' is "
+        "generated with seeded weights, not trained: the speed is real, the outputs carry no "
+        "accuracy)"
+    )
+
+
+def measurements(entry: Entry, job: Job, real_weights: Set[str] = frozenset()) -> dict[str, str]:
     """measurements.json: the data types and weights, from the model and precision records."""
     precision = entry.result.precision
+    synthetic = synthetic_weights(job, real_weights)
     return {
         "input_data_types": _dtype(precision.io_dtype),
         "retraining": "no",
-        "starting_weights_filename": _starting_weights(entry.result, job),
+        "starting_weights_filename": _starting_weights(entry.result, job, synthetic=synthetic),
         "weight_data_types": _dtype(precision.weights_dtype),
         "weight_transformations": _transformations(entry.result),
         "model_sha256": entry.result.model.sha256,
     }
 
 
-def measurements_json(entry: Entry, job: Job) -> str:
+def measurements_json(entry: Entry, job: Job, real_weights: Set[str] = frozenset()) -> str:
     """measurements.json's text."""
-    return json.dumps(measurements(entry, job), indent=2) + "\n"
+    return json.dumps(measurements(entry, job, real_weights), indent=2) + "\n"
 
 
 def _dtype(name: str) -> str:
     return _DTYPES.get(name, name)
 
 
-def _starting_weights(result: RunResult, job: Job) -> str:
+def _starting_weights(result: RunResult, job: Job, *, synthetic: bool) -> str:
     """The FP32 file the measured model was made from (the measured one, when unconverted)."""
     model = job.request.scenario.model
     if job.request.model_override is not None:
         return job.request.model_override.name
     if model.zoo is not None:
-        return (
-            f"beyond-tops zoo model '{model.zoo}' (sha256 {result.precision.source_sha256}), "
-            "generated with seeded synthetic weights, not trained"
-        )
+        zoo = f"beyond-tops zoo model '{model.zoo}' (sha256 {result.precision.source_sha256})"
+        if synthetic:
+            return f"{zoo}. {SYNTHETIC_WEIGHTS} (seeded and generated, not trained)"
+        return f"{zoo}, with trained weights"
     return Path(model.path or result.model.path).name
 
 
@@ -79,9 +106,14 @@ def result_readme(
     """README.md of one result directory: what ran, how to run it again with beyond-tops.
 
     ``compliance`` maps each compliance test exported beside the result to whether it passed.
+    A synthetic-weights model's statement stands in bold under the title.
     """
     r = entry.result
     lines = [f"# {entry.benchmark} {entry.scenario}: {plan.system}, by beyond-tops", ""]
+    statement = weights_statement(job, plan.real_weights)
+    if statement is not None:
+        reason = statement.removeprefix(SYNTHETIC_WEIGHTS).strip()
+        lines += [f"**{SYNTHETIC_WEIGHTS}** {reason}.", ""]
     if entry.quick:
         lines += [f"**{QUICK_LABEL}**", ""]
     lines += _provenance(entry, r)

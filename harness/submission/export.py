@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import ConfigError
+from harness.records.job import read_job
+from harness.records.layout import JOB_FILE
+from harness.submission.documents import weights_statement
 from harness.submission.plan import Division, Plan, plan_export
 from harness.submission.system import check_name, system_json, unknown_fields
-from harness.submission.tree import write_tree
+from harness.submission.tree import compliance_verdicts, write_tree
 
 # Closed-division benchmarks per system type (MLPerf v6.1's required scenarios): ResNet-50 is
 # an edge benchmark; a "datacenter" system has none, and the checker stops on it.
@@ -27,6 +30,8 @@ class ExportRequest:
     out: Path
     description: Mapping[str, str] = field(default_factory=dict)
     force_quick: bool = False
+    # The zoo models with trained weights (harness.models.zoo entries with synthetic=False).
+    real_weights: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +64,7 @@ def export_submission(request: ExportRequest) -> Exported:
         org=org,
         system=system,
         force_quick=request.force_quick,
+        real_weights=request.real_weights,
     )
     data = system_json(
         plan.results,
@@ -66,7 +72,7 @@ def export_submission(request: ExportRequest) -> Exported:
         submitter=org,
         system=system,
         described=request.description,
-        notes=_quick_notes(plan),
+        notes=(*_quick_notes(plan), *_weights_notes(plan), *_compliance_notes(plan)),
     )
     _check_system_type(plan, data["system_type"])
     notes = write_tree(plan, data, request.out)
@@ -79,6 +85,27 @@ def _quick_notes(plan: Plan) -> Sequence[str]:
         return ()
     listed = ", ".join(quick)
     return (f"Quick-profile results (shortened LoadGen runs, NOT submission-valid): {listed}.",)
+
+
+def _weights_notes(plan: Plan) -> Sequence[str]:
+    """The synthetic-weights statement, once per statement, naming the results it covers."""
+    covered: dict[str, list[str]] = {}
+    for entry in plan.entries:
+        statement = weights_statement(read_job(entry.run_dir / JOB_FILE), plan.real_weights)
+        if statement is not None:
+            covered.setdefault(statement, []).append(f"{entry.benchmark} {entry.scenario}")
+    return tuple(f"{' and '.join(names)}: {statement}." for statement, names in covered.items())
+
+
+def _compliance_notes(plan: Plan) -> Sequence[str]:
+    """Each exported result's compliance verdicts, failures as plainly as passes."""
+    parts = []
+    for entry in plan.entries:
+        verdicts = compliance_verdicts(plan, entry)
+        if verdicts:
+            listed = ", ".join(f"{t} {'PASS' if ok else 'FAIL'}" for t, ok in verdicts.items())
+            parts.append(f"{entry.benchmark} {entry.scenario} {listed}")
+    return (f"Compliance: {'; '.join(parts)}.",) if parts else ()
 
 
 def _check_system_type(plan: Plan, system_type: str) -> None:

@@ -45,12 +45,17 @@ class Entry:
 
 @dataclass(frozen=True, kw_only=True)
 class Plan:
-    """What to write: the tree's names and one entry per (benchmark, scenario)."""
+    """What to write: the tree's names and one entry per (benchmark, scenario).
+
+    ``real_weights``: the zoo models whose weights are trained (their zoo entries say so);
+    every other zoo model has seeded synthetic weights, and its results say so.
+    """
 
     division: Division
     org: str
     system: str
     entries: tuple[Entry, ...]
+    real_weights: frozenset[str] = frozenset()
 
     @property
     def results(self) -> tuple[RunResult, ...]:
@@ -65,6 +70,7 @@ def plan_export(
     org: str,
     system: str,
     force_quick: bool = False,
+    real_weights: frozenset[str] = frozenset(),
 ) -> Plan:
     """Load every source, pick its run and check the set against the division's rules.
 
@@ -80,7 +86,9 @@ def plan_export(
     _refuse_mixed_machines(entries)
     for entry in entries:
         _check_division(entry, division, force_quick)
-    return Plan(division=division, org=org, system=system, entries=entries)
+    return Plan(
+        division=division, org=org, system=system, entries=entries, real_weights=real_weights
+    )
 
 
 def _entry(source: Path) -> Entry:

@@ -48,7 +48,12 @@ from harness.submission.accuracy_txt import (
     render_accuracy_txt,
     truncated_log,
 )
-from harness.submission.documents import measurements_json, result_readme, src_readme
+from harness.submission.documents import (
+    measurements_json,
+    result_readme,
+    src_readme,
+    weights_statement,
+)
 from harness.submission.plan import COMPLIANCE_TESTS, Entry, Plan
 
 # In a run directory, `harness compliance` (harness.compliance.verify) leaves each test in
@@ -104,22 +109,35 @@ def _fill(plan: Plan, system: Mapping[str, str], root: Path) -> list[str]:
     return notes
 
 
+def compliance_verdicts(plan: Plan, entry: Entry) -> dict[str, bool]:
+    """Each compliance test the run has for the export, to whether it passed.
+
+    Raises:
+        ResultError: a test failed and the division is closed.
+    """
+    run = entry.run_dir
+    return {
+        test: _compliance_verdict(source, plan.division)
+        for test in COMPLIANCE_TESTS.get(entry.benchmark, ())
+        if (source := run / COMPLIANCE_DIR / test).is_dir()
+    }
+
+
 def _write_result(plan: Plan, entry: Entry, target: Path) -> list[str]:
     run = entry.run_dir
     job = read_job(run / JOB_FILE)
     for name in (SUMMARY_LOG, DETAIL_LOG):
         _copy(run / name, target / PERFORMANCE_RUN / name, run)
-    _write_accuracy(entry, target / ACCURACY_DIR)
+    statement = weights_statement(job, plan.real_weights)
+    _write_accuracy(entry, target / ACCURACY_DIR, statement)
     for name in (USER_CONF, MLPERF_CONF):
         _copy(run / name, target / name, run)
-    atomic_write_text(target / MEASUREMENTS_FILE, measurements_json(entry, job))
+    atomic_write_text(target / MEASUREMENTS_FILE, measurements_json(entry, job, plan.real_weights))
     notes = []
-    verdicts: dict[str, bool] = {}
+    verdicts = compliance_verdicts(plan, entry)
     for test in COMPLIANCE_TESTS.get(entry.benchmark, ()):
-        source = run / COMPLIANCE_DIR / test
-        if source.is_dir():
-            verdicts[test] = _compliance_verdict(source, plan.division)
-            _write_compliance(source, target / test)
+        if test in verdicts:
+            _write_compliance(run / COMPLIANCE_DIR / test, target / test)
             if not verdicts[test]:
                 notes.append(
                     f"{entry.benchmark} {entry.scenario}: compliance {test} FAILED (see "
@@ -137,14 +155,15 @@ def _write_result(plan: Plan, entry: Entry, target: Path) -> list[str]:
     return notes
 
 
-def _write_accuracy(entry: Entry, target: Path) -> None:
+def _write_accuracy(entry: Entry, target: Path, statement: str | None) -> None:
     source = entry.run_dir / ACCURACY_DIR
     for name in (SUMMARY_LOG, DETAIL_LOG):
         _copy(source / name, target / name, entry.run_dir)
     log = _existing(source / ACCURACY_LOG, entry.run_dir)
     digest = file_sha256(log)
     atomic_write_bytes(target / ACCURACY_LOG, truncated_log(log))
-    atomic_write_text(target / ACCURACY_TXT, render_accuracy_txt(entry.result.accuracy, digest))
+    text = render_accuracy_txt(entry.result.accuracy, digest, statement)
+    atomic_write_text(target / ACCURACY_TXT, text)
 
 
 def _compliance_verdict(source: Path, division: str) -> bool:

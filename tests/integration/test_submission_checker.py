@@ -15,6 +15,8 @@ worker processes (a performance and an accuracy test per scenario), each loading
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -22,6 +24,7 @@ import pytest
 
 from harness.cli import main
 from harness.submission.checker import CHECKER_FROM_REPO, checker_errors
+from harness.submission.documents import SYNTHETIC_WEIGHTS
 from tests.conftest import REPO, write_scenario
 
 pytestmark = pytest.mark.slow
@@ -96,3 +99,21 @@ def test_a_quick_resnet50_bench_fails_mlperfs_checker_only_where_quick_must(
     allowed = [FAILED_GROUP, *UNAVOIDABLE.values()]
     assert [e for e in errors if not any(re.search(p, e) for p in allowed)] == []
     assert "NoResults" in output  # a quick run is no result: the checker says so too
+    _states_synthetic_weights(tree / "open/BeyondTops", runs)
+
+
+def _states_synthetic_weights(org: Path, runs: list[Path]) -> None:
+    """The zoo's ResNet-50 says it everywhere; its accuracy.txt still has the checker's hash."""
+    system = json.loads((org / "systems/cpu-vm.json").read_text())
+    assert system["sw_notes"].count(SYNTHETIC_WEIGHTS) == 1
+    for scenario, run in zip(SCENARIOS, runs, strict=True):
+        result = org / "results/cpu-vm/resnet" / scenario
+        readme = (result / "README.md").read_text().split("\n")
+        statement = f"**{SYNTHETIC_WEIGHTS}** (the beyond-tops zoo model 'resnet50'"
+        assert readme[2].startswith(statement)  # bold, under the title
+        accuracy = (result / "accuracy/accuracy.txt").read_text().splitlines()
+        assert accuracy[0].startswith(f"{SYNTHETIC_WEIGHTS} (")
+        digest = hashlib.sha256((run / "accuracy/mlperf_log_accuracy.json").read_bytes())
+        assert f"hash={digest.hexdigest()}" in accuracy
+        measured = json.loads((result / "measurements.json").read_text())
+        assert SYNTHETIC_WEIGHTS in measured["starting_weights_filename"]

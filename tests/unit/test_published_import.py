@@ -169,5 +169,5 @@ def test_a_record_edited_by_hand_is_refused_with_the_key(tmp_path: Path) -> None
         load_published(written)
     data["schema_version"] = 99
     path.write_text(json.dumps(data))
-    with pytest.raises(ResultError, match=r"newer beyond-tops \(this one reads 1 to 2\); upgrade"):
+    with pytest.raises(ResultError, match=r"newer beyond-tops \(this one reads 1 to 3\); upgrade"):
         load_published(path)

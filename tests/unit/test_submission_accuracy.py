@@ -107,6 +107,17 @@ def test_the_accuracy_line_is_mlperfs_and_the_checker_reads_its_value() -> None:
     assert "top-1 agreement" in text  # the harness's own scoring stays beside it
 
 
+def test_a_synthetic_weights_statement_comes_first_and_the_checker_still_reads_its_lines() -> None:
+    statement = "Synthetic weights: accuracy not measurable (seeded, not trained)"
+    text = render_accuracy_txt(_accuracy(0.76456, 50000), "ab" * 32, statement)
+    assert text.splitlines()[:3] == [
+        statement,
+        "accuracy=76.456%, good=38228, total=50000",
+        "hash=" + "ab" * 32,
+    ]
+    assert _checker_reads(text) == (["76.456"], "ab" * 32)  # the statement matches neither
+
+
 def test_good_is_counted_from_top1_and_rounded() -> None:
     line = mlperf_accuracy_line(_accuracy(2 / 3, 3).against_labels)  # type: ignore[arg-type]
     assert line == "accuracy=66.667%, good=2, total=3"

@@ -16,10 +16,13 @@ from harness.records.result import ContainerImage, RunResult
 from harness.results.runfile import load_result
 from harness.submission.documents import (
     QUICK_LABEL,
+    SYNTHETIC_WEIGHTS,
     measurements,
     measurements_json,
     result_readme,
     src_readme,
+    synthetic_weights,
+    weights_statement,
 )
 from harness.submission.plan import Entry, Plan
 
@@ -74,7 +77,8 @@ def test_measurements_of_an_fp32_zoo_model() -> None:
         "input_data_types": "fp32",
         "retraining": "no",
         "starting_weights_filename": f"beyond-tops zoo model 'tiny' (sha256 "
-        f"{result.precision.source_sha256}), generated with seeded synthetic weights, not trained",
+        f"{result.precision.source_sha256}). Synthetic weights: accuracy not measurable (seeded "
+        "and generated, not trained)",
         "weight_data_types": "fp32",
         "weight_transformations": "none",
         "model_sha256": result.model.sha256,
@@ -102,7 +106,9 @@ def test_a_user_model_is_named_by_its_file() -> None:
 def test_the_readme_of_a_quick_run_says_so_and_how_to_run_it_again() -> None:
     entry = _entry()
     text = result_readme(entry, _job(), _plan(entry))
-    assert text.startswith("# resnet SingleStream: vm1, by beyond-tops\n\n**QUICK PROFILE: ")
+    synthetic = text.split("\n\n")[1]  # the tiny zoo model: its statement under the title
+    assert synthetic.startswith(f"**{SYNTHETIC_WEIGHTS}** (the beyond-tops zoo model 'tiny' ")
+    assert text.split("\n\n")[2].startswith("**QUICK PROFILE: ")
     assert QUICK_LABEL in text
     assert f"git commit {COMMIT} (with uncommitted changes)" in text  # the fixture was dirty
     assert "no container image (the host's own install)" in text
@@ -128,3 +134,46 @@ def test_src_readme_names_every_commit_once() -> None:
     plan = Plan(division="open", org="Org", system="vm1", entries=(entry, entry))
     text = src_readme(plan)
     assert text.count(f"beyond-tops 0.1.0, git commit {COMMIT} with uncommitted changes") == 1
+
+
+def _file_scenario(path: Path) -> RunRequest:
+    request = _job().request
+    model = dataclasses.replace(request.scenario.model, zoo=None, path=str(path))
+    scenario = dataclasses.replace(request.scenario, model=model)
+    return dataclasses.replace(request, scenario=scenario)
+
+
+def test_synthetic_weights_follow_the_models_provenance_never_its_path() -> None:
+    assert synthetic_weights(_job())  # a zoo model run as it is
+    assert not synthetic_weights(_job(), real_weights={"tiny"})  # its zoo entry: trained
+    assert not synthetic_weights(_job(model_override=Path("/models/tiny.onnx")))  # --model
+    # A model file is the user's, even one the zoo wrote to its cache under a zoo name.
+    cached = Path.home() / ".cache/beyond-tops/models/tiny-c6ba2ddaff04.onnx"
+    request = _file_scenario(cached)
+    job = Job(request=request, test="performance", run_dir=Path("/runs/r1"))
+    assert not synthetic_weights(job)
+    assert weights_statement(job) is None
+
+
+def test_the_statement_gives_its_reason_once() -> None:
+    statement = weights_statement(_job())
+    assert statement == (
+        "Synthetic weights: accuracy not measurable (the beyond-tops zoo model 'tiny' is "
+        "generated with seeded weights, not trained: the speed is real, the outputs carry no "
+        "accuracy)"
+    )
+    assert weights_statement(_job(), real_weights={"tiny"}) is None
+
+
+def test_a_user_model_or_a_trained_zoo_model_makes_no_claim() -> None:
+    entry = _entry()
+    override = _job(model_override=Path("/models/resnet50_v1.onnx"))
+    trained = dataclasses.replace(_plan(entry), real_weights=frozenset({"tiny"}))
+    for job, plan in ((override, _plan(entry)), (_job(), trained)):
+        readme = result_readme(entry, job, plan)
+        data = measurements(entry, job, plan.real_weights)
+        assert SYNTHETIC_WEIGHTS not in readme and "not trained" not in readme
+        assert SYNTHETIC_WEIGHTS not in json.dumps(data) and "not trained" not in json.dumps(data)
+    assert measurements(entry, _job(), {"tiny"})["starting_weights_filename"].endswith(
+        "), with trained weights"
+    )
