@@ -94,7 +94,8 @@ def _stated(
     """The metric as the detail log (else the summary) states it; None where neither does."""
     key, line = LOGGED[chosen.key]
     value = _detail_value(chosen, log)
-    stated = _summary_value(summary, line)
+    printed = _summary_value(summary, line)
+    stated = None if printed is None else printed[0]
     if value is None and stated is None:
         return None
     raw = value if value is not None else stated
@@ -103,8 +104,8 @@ def _stated(
         raise ResultError(f"{detail}: {label} is {raw!r}, not a number LoadGen writes")
     if value is None:
         warnings.append(f"{detail}: no {key}; {label} taken from {SUMMARY_LOG}'s '{line}'")
-    elif stated is not None and abs(number - stated) > 1e-3 * max(abs(stated), 1.0):
-        warnings.append(f"{SUMMARY_LOG} says {line} {stated:g}; the detail log {number:g}")
+    elif printed is not None and not _agree(number, *printed):
+        warnings.append(f"{SUMMARY_LOG} says {line} {printed[0]:g}; the detail log {number:g}")
     name = chosen.published or chosen.key
     return MainMetric(name=name, label=label, value=number, unit=chosen.value_unit)
 
@@ -124,11 +125,25 @@ def _number(raw: object) -> float:
         return math.nan
 
 
-def _summary_value(text: str | None, line: str) -> float | None:
-    """The number on the summary's `line` ("90th" matching "90.0th" too), or None."""
+def _summary_value(text: str | None, line: str) -> tuple[float, float] | None:
+    """The number on the summary's `line` ("90th" matching "90.0th" too), or None.
+
+    With it, half a unit of its last printed digit: the rounding the summary may carry.
+    """
     words = re.escape(line).replace(r"th\ percentile", r"(?:\.0)?th\ percentile")
     found = re.search(rf"^(?:\s*\*)?\s*{words}\s*:\s*([0-9.eE+\-]+)\s*$", text or "", re.M)
+    if not found:
+        return None
+    printed = found.group(1)
     try:
-        return float(found.group(1)) if found else None
+        value = float(printed)
     except ValueError:
         return None
+    mantissa, _, exponent = printed.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return value, 0.5 * 10.0 ** (int(exponent or 0) - decimals)  # float() read the exponent
+
+
+def _agree(logged: float, printed: float, half_unit: float) -> bool:
+    """Whether the detail log's number rounds to what the summary printed (within 1e-9)."""
+    return abs(logged - printed) <= half_unit + 1e-9 * max(abs(printed), 1.0)

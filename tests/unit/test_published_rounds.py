@@ -184,3 +184,30 @@ def test_a_round_before_multistreams_latency_metric_is_skipped_naming_it(tmp_pat
     with pytest.raises(ResultError, match="none of the 1 result") as info:
         import_mlperf(tmp_path / "closed", tmp_path / "out", mlperf_version="1.1", now=fixed_now)
     assert f"{detail}: MLPerf v1.1: MultiStream's metric then has no row here" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("printed", "noted"),
+    [
+        ("25289.6", False),  # what LoadGen printed: the same number
+        ("25290", False),  # printed to 0 decimals: 25289.6 rounds to it
+        ("2.529e+04", False),  # printed in exponent form, 4 significant digits
+        ("25289.7", True),  # one unit of the last digit off: a finding
+        ("25300", True),
+    ],
+)
+def test_a_summary_rounded_within_its_printed_digits_is_no_note(
+    tmp_path: Path, printed: str, noted: bool
+) -> None:
+    tree = tmp_path / "inference_results_v4.0" / "closed"
+    run = "Intel/results/1-node-2S-EMR-PyTorch/resnet50/Offline/performance/run_1"
+    shutil.copytree(V40 / run, tree / run)
+    summary = tree / run / "mlperf_log_summary.txt"
+    text = summary.read_text(encoding="utf-8")
+    summary.write_text(
+        text.replace("Samples per second: 25289.6", f"Samples per second: {printed}")
+    )
+    record = imported(tree / run, tmp_path / "out")
+    assert record.metric.value == 25289.6  # the detail log's
+    notes = [w for w in record.import_warnings if "the detail log 25289.6" in w]
+    assert bool(notes) is noted, record.import_warnings
