@@ -5,6 +5,9 @@ from __future__ import annotations
 from harness.records.published import MainMetric, PublishedResult, times
 from harness.records.result import Latencies
 
+# Offline's one query spans the whole run: its "latency" percentiles are not a result.
+OFFLINE_LATENCY = "n/a (Offline measures throughput; its one query's latency is the run's length)"
+
 
 def describe(record: PublishedResult) -> list[tuple[str, str]]:
     """(field, value) rows: where the result is from, what it ran and what it measured."""
@@ -21,7 +24,7 @@ def describe(record: PublishedResult) -> list[tuple[str, str]]:
         ("precision", _precision(record)),
         ("result", record.verdict + "".join(f"; {r}" for r in record.invalid_reasons)),
         ("metric", f"{record.metric.label} {_metric_value(record.metric)}"),
-        ("latency", _latency(lat)),
+        ("latency", _latency(lat) if record.scenario != "Offline" else OFFLINE_LATENCY),
         ("processor", _device(s.processor, s.processors_per_node)),
         ("accelerator", _device(s.accelerator, s.accelerators_per_node)),
         ("nodes", s.nodes or "not stated"),

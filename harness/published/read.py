@@ -103,7 +103,8 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
         loadgen_errors=log.errors,
         loadgen_warnings=log.warnings,
         import_warnings=tuple(warnings),
-        source_path=str(loc.run_dir),
+        # from the tree's own directory down: where it came from, not where it was unpacked
+        source_path=str(loc.run_dir.relative_to(loc.root.parent)),
         files=tuple(name for _, name in copies),
         imported_utc=imported_utc,
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ResultError
+from harness.published.describe import OFFLINE_LATENCY, describe
 from harness.published.importer import import_mlperf
 from harness.published.record import load_published
 from harness.records.layout import PUBLISHED_FILE as RECORD_FILE
@@ -83,7 +84,10 @@ def test_intel_cpu_offline_from_its_org_directory(tmp_path: Path) -> None:
         INTEL_RUN / "mlperf_log_summary.txt", "99.00 percentile latency (ns)"
     )
     assert record.accuracy == "accuracy=75.730%, good=37865, total=50000"
-    assert record.source_path == str(INTEL_RUN)
+    # where it came from inside the tree, not where this machine unpacked it
+    assert record.source_path == str(INTEL_RUN.relative_to(INTEL_RUN.parents[8]))
+    assert record.source_path.startswith("inference_results_v4.0/closed/Intel/results/")
+    assert ("latency", OFFLINE_LATENCY) in describe(record)
     assert record.import_warnings == ()
 
 
