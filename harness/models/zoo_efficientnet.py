@@ -34,7 +34,7 @@ WEIGHTS_BYTES: Final = 18_826_032
 WEIGHTS_SHA256: Final = "579344248a93e23026e6b78f1f6faf0bc1d282386f6c881cdbaacd49cabf77db"
 TENSOR_COUNT: Final = 296
 # The sha256 of the ONNX file build_efficientnet_lite0() writes (tests/unit check it).
-ONNX_SHA256: Final = ""
+ONNX_SHA256: Final = "f0efe02a45b4a8927376b70d361c1054af76a9a90c3b99c7860756c7b1f662cd"
 IMAGE_SIDE: Final = 224
 CLASSES: Final = 1000
 BN_EPSILON: Final = 1e-3
