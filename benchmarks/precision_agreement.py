@@ -63,9 +63,7 @@ def _outputs(session: Session, scenario: Scenario) -> dict[int, np.ndarray]:
     return outputs
 
 
-def measure(
-    scenario: Scenario, precisions: Sequence[str] = PRECISIONS
-) -> list[PrecisionAgreement]:
+def measure(scenario: Scenario, precisions: Sequence[str] = PRECISIONS) -> list[PrecisionAgreement]:
     """Each precision's row, in ``precisions`` order, against the FP32 source's outputs."""
     target = get_target("cpu")
     labels = scenario_labels(scenario.data) if scenario.data.has_labels else None

@@ -1,4 +1,4 @@
-"""harness.models.torch_legacy on the real wheel's file, and on truncated, tampered and hostile bytes."""
+"""harness.models.torch_legacy on the real wheel file, and on cut, tampered and hostile bytes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The EfficientNet-Lite0 zoo entry: pinned ONNX sha256, TF SAME padding, real-weights flag, photos."""
+"""The EfficientNet-Lite0 zoo entry: pinned sha256, TF SAME padding, real weights, photos."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_the_photos_are_preprocessed_as_tensorflow_evaluated_lite() -> None:
     photos = load_photos()
     assert photos.array.shape == (len(PHOTOS) * 4, 3, 224, 224)
     assert photos.array.dtype == np.float32
-    assert -1.0 <= photos.array.min() and photos.array.max() <= 128 / 128
+    assert photos.array.min() >= -1.0 and photos.array.max() <= 128 / 128
     # a mirrored view is the same pixels, reversed along the width
     np.testing.assert_array_equal(photos.array[1], photos.array[0][:, :, ::-1])
     grey = np.full((300, 300, 3), 127, dtype=np.uint8)
