@@ -23,18 +23,18 @@ from harness.analysis.precision_agreement import (
     compare_precision,
     render_markdown,
 )
-from harness.config import Scenario, load_scenario
+from harness.config import Precision, Scenario, load_scenario
 from harness.models.prepare import PreparedModel, prepare, sample_source
 from harness.models.registry import cache_root
 from harness.models.validate import resolve_dims
 from harness.runtime.session import Session, SessionRequest, create_session
 from harness.runtime.targets import get_target
 
-PRECISIONS = ("fp32", "fp16", "int8")
+PRECISIONS: tuple[Precision, ...] = ("fp32", "fp16", "int8")
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "efficientnet-lite0-offline.yaml"
 
 
-def with_precision(scenario: Scenario, precision: str, samples: int) -> Scenario:
+def with_precision(scenario: Scenario, precision: Precision, samples: int) -> Scenario:
     """The scenario at another precision; INT8 calibrates on all ``samples`` of its data."""
     conversion = {"calibration_samples": samples} if precision == "int8" else {}
     model = dataclasses.replace(scenario.model, precision=precision, conversion=conversion)
@@ -63,7 +63,9 @@ def _outputs(session: Session, scenario: Scenario) -> dict[int, np.ndarray]:
     return outputs
 
 
-def measure(scenario: Scenario, precisions: Sequence[str] = PRECISIONS) -> list[PrecisionAgreement]:
+def measure(
+    scenario: Scenario, precisions: Sequence[Precision] = PRECISIONS
+) -> list[PrecisionAgreement]:
     """Each precision's row, in ``precisions`` order, against the FP32 source's outputs."""
     target = get_target("cpu")
     labels = scenario_labels(scenario.data) if scenario.data.has_labels else None

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-import cv2
 import numpy as np
 
+from harness.datasets.imagenet import decode, resize_bicubic
 from harness.datasets.photo_table import PHOTOS, VIEWS, Photo
 from harness.datasets.samples import SampleSpec
 from harness.errors import ConfigError
@@ -74,13 +74,10 @@ def _decode(path: Path) -> np.ndarray:
     try:
         if path.stat().st_size > MAX_PHOTO_BYTES:
             raise ConfigError(f"{path}: larger than {MAX_PHOTO_BYTES} bytes; not a shipped photo")
-        data = np.frombuffer(path.read_bytes(), dtype=np.uint8)
+        data = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the photo ({exc.strerror})") from None
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR)
-    if image is None:
-        raise ConfigError(f"{path}: OpenCV cannot decode the photo")
-    return cv2.cvtColor(image, cv2.COLOR_BGR2RGB)
+    return np.ascontiguousarray(decode(data, where=str(path))[:, :, ::-1])
 
 
 def views(rgb: np.ndarray) -> list[np.ndarray]:
@@ -102,7 +99,7 @@ def _square(rgb: np.ndarray, side: int) -> np.ndarray:
 
 def preprocess(square: np.ndarray) -> np.ndarray:
     """An RGB square (uint8 HWC) as the model's input: bicubic to 224, scaled, CHW."""
-    resized = cv2.resize(square, (SIDE, SIDE), interpolation=cv2.INTER_CUBIC)
+    resized = resize_bicubic(square, SIDE)
     scaled = (resized.astype(np.float32) - np.float32(PIXEL_MEAN)) / np.float32(PIXEL_SCALE)
     return np.ascontiguousarray(scaled.transpose(2, 0, 1))
 

@@ -107,7 +107,7 @@ def test_a_photo_that_is_not_an_image_is_refused(
     bad = tmp_path / "x.png"
     bad.write_bytes(b"not a png")
     monkeypatch.setattr(photos, "photo_path", lambda photo: bad)
-    with pytest.raises(ConfigError, match="OpenCV cannot decode the photo"):
+    with pytest.raises(ConfigError, match="OpenCV cannot decode it"):
         photos.load_photos(PHOTOS[:1])
 
 
