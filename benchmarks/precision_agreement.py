@@ -3,7 +3,9 @@
 Each precision's model is the one `harness run` measures: the scenario's model prepared by
 harness.models.prepare (fp16/bf16 by onnxruntime's float16 converter, int8 by static QDQ
 calibrated on the scenario's own samples), run at batch 1 over every QSL sample and compared
-with the FP32 source on the whole softmax. Prints the README's precision table.
+with the FP32 source on the whole softmax. BF16, which onnxruntime's CPU provider cannot run,
+is the harness's BF16 model with its BF16 rounding emulated in float32
+(harness.models.bf16_emulation). Prints the README's precision table.
 
     .venv/bin/python benchmarks/precision_agreement.py [scenarios/efficientnet-lite0-offline.yaml]
 """
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 from harness.analysis.labels import scenario_labels
 from harness.analysis.precision_agreement import (
@@ -24,13 +27,17 @@ from harness.analysis.precision_agreement import (
     render_markdown,
 )
 from harness.config import Precision, Scenario, load_scenario
-from harness.models.prepare import PreparedModel, prepare, sample_source
+from harness.files import atomic_write_bytes
+from harness.models.bf16_emulation import emulate_bf16
+from harness.models.precision import convert
+from harness.models.prepare import prepare, sample_source
+from harness.models.recipes import default_recipe
 from harness.models.registry import cache_root
-from harness.models.validate import resolve_dims
+from harness.models.validate import inspect_model, resolve_dims
 from harness.runtime.session import Session, SessionRequest, create_session
 from harness.runtime.targets import get_target
 
-PRECISIONS: tuple[Precision, ...] = ("fp32", "fp16", "int8")
+PRECISIONS: tuple[Precision, ...] = ("fp32", "fp16", "bf16", "int8")
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "efficientnet-lite0-offline.yaml"
 
 
@@ -41,13 +48,13 @@ def with_precision(scenario: Scenario, precision: Precision, samples: int) -> Sc
     return dataclasses.replace(scenario, model=model)
 
 
-def _session(scenario: Scenario, prepared: PreparedModel) -> Session:
+def _session(scenario: Scenario, path: Path) -> Session:
     return create_session(
         SessionRequest(
-            model_path=prepared.info.path,
+            model_path=path,
             runtime=scenario.runtime,
             target=get_target("cpu"),
-            dims=resolve_dims(prepared.info, batch_size=1, dims=dict(scenario.model.dims)),
+            dims=resolve_dims(inspect_model(path), batch_size=1, dims=dict(scenario.model.dims)),
             cache_dir=cache_root() / "engines",
         )
     )
@@ -63,23 +70,38 @@ def _outputs(session: Session, scenario: Scenario) -> dict[int, np.ndarray]:
     return outputs
 
 
+def bf16_emulated(source: Path) -> Path:
+    """The harness's BF16 model of ``source``, rewritten to run on the CPU (bf16_emulation)."""
+    cache = cache_root() / "converted"
+    converted = convert(source, default_recipe("bf16"), calibration=None, cache=cache)
+    path = cache / f"{converted.sha256[:16]}-bf16-emulated.onnx"
+    if not path.is_file():
+        emulated = emulate_bf16(onnx.load(str(converted.path)))
+        atomic_write_bytes(path, emulated.SerializeToString())
+    return path
+
+
 def measure(
     scenario: Scenario, precisions: Sequence[Precision] = PRECISIONS
 ) -> list[PrecisionAgreement]:
-    """Each precision's row, in ``precisions`` order, against the FP32 source's outputs."""
+    """Each precision's row, in ``precisions`` order, against the FP32 source's outputs.
+
+    BF16 is emulated (onnxruntime's CPU provider has no BF16 kernels); its row says so.
+    """
     target = get_target("cpu")
     labels = scenario_labels(scenario.data) if scenario.data.has_labels else None
-    reference: dict[int, np.ndarray] | None = None
+    fp32 = prepare(scenario, target=target, cpu_isa=())
+    count = sample_source(scenario, fp32.reference).total_count
+    reference = _outputs(fp32.reference, scenario)
     rows = []
     for precision in precisions:
-        probe = prepare(scenario, target=target, cpu_isa=())
-        count = sample_source(scenario, probe.reference).total_count
         variant = with_precision(scenario, precision, count)
-        prepared = prepare(variant, target=target, cpu_isa=())
-        if reference is None:
-            reference = _outputs(prepared.reference, variant)
-        outputs = _outputs(_session(variant, prepared), variant)
-        rows.append(compare_precision(precision, outputs, reference, labels))
+        if precision == "bf16":
+            path, name = bf16_emulated(fp32.source.path), "bf16 (emulated)"
+        else:
+            path, name = prepare(variant, target=target, cpu_isa=()).info.path, precision
+        outputs = _outputs(_session(variant, path), variant)
+        rows.append(compare_precision(name, outputs, reference, labels))
     return rows
 
 
