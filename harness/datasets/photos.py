@@ -111,7 +111,6 @@ class PhotoSource:
         self._name = _check_input(specs)
         photos = load_photos()
         self.total_count = len(photos.labels)
-        self.labels = photos.labels
         self._array = photos.array
 
     def fill(self, indices: Sequence[int], out: Mapping[str, np.ndarray]) -> None:

@@ -73,7 +73,8 @@ def read_weights(path: Path | None = None) -> dict[str, np.ndarray]:
     Raises:
         ModelError: If the file is missing, is not the pinned one, or is malformed.
     """
-    data = read_pinned(path or weights_path(), size_bytes=WEIGHTS_BYTES, sha256=WEIGHTS_SHA256)
+    path = path or weights_path()
+    data = read_pinned(path, size_bytes=WEIGHTS_BYTES, sha256=WEIGHTS_SHA256)
     tensors = load_state_dict(data)
     if len(tensors) != TENSOR_COUNT:
         raise ModelError(f"{path}: {len(tensors)} tensors, EfficientNet-Lite0 has {TENSOR_COUNT}")
