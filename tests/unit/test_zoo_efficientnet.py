@@ -118,3 +118,11 @@ def test_the_scenarios_load() -> None:
     int8 = load_scenario(REPO / "scenarios" / "efficientnet-lite0-int8-offline.yaml")
     assert int8.model.precision == "int8"
     assert int8.model.conversion == {"calibration_samples": len(PHOTOS) * len(VIEWS)}
+
+
+def test_without_the_photos_package_the_error_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError, match=re.escape("ships with the package skimage")):
+        load_photos()
