@@ -27,7 +27,7 @@ Precision = Literal["fp32", "fp16", "bf16", "int8"]
 PRECISIONS: tuple[Precision, ...] = typing.get_args(Precision)
 OptLevel = Literal["disable", "basic", "extended", "all"]
 ExecutionMode = Literal["sequential", "parallel"]
-DataSource = Literal["synthetic", "npy", "imagenet"]
+DataSource = Literal["synthetic", "npy", "imagenet", "photos"]
 OptionValue = str | int | float | bool
 T = typing.TypeVar("T")
 # Upper bounds, far above any real benchmark, that turn a typo (an extra zero, a pasted
@@ -119,15 +119,15 @@ class DataConfig:
             raise ValueError(f"total_sample_count: must be >= 1, got {self.total_sample_count}")
         _check_range("total_sample_count", self.total_sample_count, 1, MAX_SAMPLE_COUNT)
         _check_range("seed", self.seed, 0, MAX_SEED)
-        if (self.source != "synthetic") != (self.dir is not None):
+        if (self.source in ("npy", "imagenet")) != (self.dir is not None):
             raise ValueError("dir: required when source is 'npy' or 'imagenet', and only then")
         if self.labels and self.source == "synthetic":
             raise ValueError("labels: true needs source 'npy' with a labels file in data.dir")
 
     @property
     def has_labels(self) -> bool:
-        """Whether accuracy is scored against labels: npy with `labels: true`; imagenet always."""
-        return self.labels or self.source == "imagenet"
+        """Whether accuracy is scored against labels: npy with `labels: true`; imagenet, photos."""
+        return self.labels or self.source in ("imagenet", "photos")
 
 
 @dataclass(frozen=True, kw_only=True)

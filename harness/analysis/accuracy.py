@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.analysis.labels import Label
 from harness.errors import ConfigError, ResultError
 from harness.files import atomic_write_text
 from harness.records.accuracy import Accuracy, ClosedDivision, Fp32Agreement, LabelAccuracy
@@ -142,7 +143,7 @@ def _errors(got: np.ndarray, ref: np.ndarray) -> tuple[float, float, float, floa
 
 def label_accuracy(
     outputs: Mapping[int, np.ndarray],
-    labels: Mapping[int, int],
+    labels: Mapping[int, Label],
     *,
     top_k: Sequence[int] = (1, 5),
     label_offset: int = 0,
@@ -151,7 +152,8 @@ def label_accuracy(
 
     Args:
         outputs: Per-sample scores (qsl_idx -> [classes]) or class indices (integer scalars).
-        labels: The true class of each sample (qsl_idx -> class).
+        labels: The true class of each sample (qsl_idx -> class), or the set of classes
+            that each count as correct (a photo of a tabby cat: tabby, tiger cat, ...).
         top_k: The k to report; a k above the number of classes (or above 1 for class-index
             outputs) is reported as None.
         label_offset: Subtracted from the predicted class index before comparing: 1 for
@@ -170,18 +172,22 @@ def label_accuracy(
             f"labels: {len(missing)} samples have no label (first: sample {missing[0]})"
         )
     scores = np.stack([np.asarray(outputs[k]).reshape(-1) for k in keys])
-    truth = np.array([labels[k] for k in keys], dtype=np.int64) + label_offset
+    truth = [_classes(labels[k], label_offset) for k in keys]
     block: LabelScores = {"count": len(keys), "label_offset": label_offset}
     indices = scores.dtype.kind in "iu" and scores.shape[1] == 1
     for k in top_k:
-        if indices:
-            block[f"top{k}"] = float(np.mean(scores[:, 0] == truth)) if k == 1 else None
-        elif k > scores.shape[1]:
+        if (indices and k != 1) or k > scores.shape[1]:
             block[f"top{k}"] = None
-        else:
-            best = np.argsort(-scores, axis=1, kind="stable")[:, :k]
-            block[f"top{k}"] = float(np.mean(np.any(best == truth[:, None], axis=1)))
+            continue
+        best = scores if indices else np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        hits = [not truth[i].isdisjoint(best[i].tolist()) for i in range(len(keys))]
+        block[f"top{k}"] = float(np.mean(hits))
     return block
+
+
+def _classes(label: Label, offset: int) -> frozenset[int]:
+    """A label's acceptable class indices in the model's numbering."""
+    return frozenset({label + offset} if isinstance(label, int) else {c + offset for c in label})
 
 
 def closed_division_check(
@@ -204,7 +210,7 @@ def score_accuracy(
     *,
     kind: str,
     described_as: str,
-    labels: Mapping[int, int] | None = None,
+    labels: Mapping[int, Label] | None = None,
     label_offset: int = 0,
     reference_top1: float | None = None,
 ) -> Accuracy:
@@ -239,7 +245,7 @@ def score_accuracy(
 def _against_labels(
     outputs: Mapping[int, np.ndarray],
     reference: Mapping[int, np.ndarray],
-    labels: Mapping[int, int],
+    labels: Mapping[int, Label],
     offset: int,
     reference_top1: float | None,
 ) -> LabelAccuracy:

@@ -7,9 +7,24 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.config import DataConfig
+from harness.datasets.photo_table import photo_labels
 from harness.errors import ConfigError
 
 LABEL_FILES = ("val_map.txt", "labels.txt", "labels.npy")
+# A sample's label: its one class, or the set of classes that each count as correct.
+Label = int | frozenset[int]
+
+
+def scenario_labels(data: DataConfig) -> dict[int, Label]:
+    """The labels of a labelled data source by sample index: the photos' class sets, or files.
+
+    Raises:
+        ConfigError: As :func:`load_labels`, for a directory without readable labels.
+    """
+    if data.source == "photos":
+        return dict(photo_labels())
+    return dict(labels_by_index(load_labels(Path(str(data.dir)))))
 
 
 def load_labels(directory: Path, *, count: int | None = None) -> dict[str, int]:

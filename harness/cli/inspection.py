@@ -35,9 +35,9 @@ def _models_list(args: argparse.Namespace) -> int:
     from harness.models.zoo import ZOO
 
     for name, entry in sorted(ZOO.items()):
-        print(f"{name:<16} generated  {entry.description}")
+        print(f"{name:<18} generated  {entry.description}")
     for name, official in sorted(OFFICIAL.items()):
-        print(f"{name:<16} download   {official.note} ({official.url})")
+        print(f"{name:<18} download   {official.note} ({official.url})")
     return 0
 
 

@@ -24,7 +24,7 @@ from harness.analysis.accuracy import (
     read_accuracy_log,
     scored_label_offset,
 )
-from harness.analysis.labels import labels_by_index, load_labels
+from harness.analysis.labels import Label, scenario_labels
 from harness.compliance.check import Check, make_check
 from harness.compliance.outcome import ComplianceRun
 from harness.compliance.rules import ACCURACY_DELTA
@@ -154,8 +154,8 @@ def fallback_accuracy(
     """
     ref, got = _decoded(reference, logged, np.dtype(outcome.response_dtype))
     offset = scored_label_offset(run_dir / ACCURACY_DIR)
-    if offset is not None and data.dir is not None:
-        labels = labels_by_index(load_labels(Path(data.dir)))
+    if offset is not None and data.has_labels:
+        labels = scenario_labels(data)
         return Fallback(
             metric="top-1 accuracy against the labels",
             baseline=_top1(ref, labels, offset),
@@ -190,7 +190,7 @@ def _pct(value: float) -> str:
     return f"{value * 100:.3f} %" if np.isfinite(value) else "unbounded"
 
 
-def _top1(outputs: Mapping[int, np.ndarray], labels: Mapping[int, int], offset: int) -> float:
+def _top1(outputs: Mapping[int, np.ndarray], labels: Mapping[int, Label], offset: int) -> float:
     return float(label_accuracy(outputs, labels, top_k=(1,), label_offset=offset)["top1"] or 0.0)
 
 

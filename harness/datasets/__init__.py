@@ -1,1 +1,1 @@
-"""Datasets: synthetic or .npy samples (samples.py); ImageNet as MLPerf prepares it (imagenet)."""
+"""Datasets: synthetic or .npy samples, ImageNet as MLPerf prepares it, labelled photos."""

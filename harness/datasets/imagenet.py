@@ -193,6 +193,15 @@ def preprocess(bgr: np.ndarray) -> np.ndarray:
     return image.transpose(2, 0, 1)
 
 
+def resize_bicubic(image: np.ndarray, side: int) -> np.ndarray:
+    """An HWC uint8 image resized to side x side with OpenCV's bicubic interpolation.
+
+    For harness.datasets.photos, whose model was evaluated with a bicubic resize: OpenCV
+    stays behind this module.
+    """
+    return np.asarray(cv2.resize(image, (side, side), interpolation=cv2.INTER_CUBIC))
+
+
 def decode(data: bytes, *, where: str) -> np.ndarray:
     """Image bytes as a BGR HWC uint8 array, as `cv2.imread` gives them (EXIF orientation too).
 

@@ -6,12 +6,10 @@ the model's own FP32 outputs meet here.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
 from harness.analysis.accuracy import decode_outputs, read_accuracy_log, score_accuracy
-from harness.analysis.labels import label_offset, labels_by_index, load_labels
+from harness.analysis.labels import label_offset, scenario_labels
 from harness.datasets.samples import SampleSource
 from harness.errors import RunError
 from harness.models.prepare import PreparedModel, data_key, reference_outputs
@@ -35,7 +33,7 @@ def score(job: Job, model: PreparedModel, session: Session, source: SampleSource
     flat = {k: np.asarray(v).reshape(-1) for k, v in reference.items()}
     labels, offset = None, 0
     if job.request.scenario.data.has_labels:
-        labels = labels_by_index(load_labels(Path(str(job.request.scenario.data.dir))))
+        labels = scenario_labels(job.request.scenario.data)
         offset = label_offset(job.request.scenario.data.source, [o.shape for o in session.outputs])
     return score_accuracy(
         outputs,

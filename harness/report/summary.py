@@ -71,6 +71,10 @@ def _accuracy(result: RunResult) -> str:
     else:
         cosine = float("nan") if fp32.cosine_similarity is None else fp32.cosine_similarity
         found = f"cosine similarity with FP32 {cosine:.6f}"
+    labelled = block.against_labels
+    if labelled is not None and labelled.top1 is not None:
+        top5 = "" if labelled.top5 is None else f", top-5 {labelled.top5 * 100:.2f} %"
+        found = f"top-1 {labelled.top1 * 100:.2f} %{top5} against labels; {found}"
     return f"{found} over {block.samples} samples: {verdict} ({block.criterion})"
 
 

@@ -404,7 +404,7 @@ def test_model_needs_exactly_one_of_zoo_and_path(tmp_path: Path, model: dict[str
         ),
         (
             _with(data={"source": "coco"}),
-            "data.source: 'coco' is not allowed (allowed: synthetic, npy, imagenet)",
+            "data.source: 'coco' is not allowed (allowed: synthetic, npy, imagenet, photos)",
         ),
     ],
     ids=["scenario", "precision", "opt-level", "execution-mode", "data-source"],
@@ -432,8 +432,12 @@ def test_suite_needs_a_scenario(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "data",
-    [{"source": "npy"}, {"source": "synthetic", "dir": "some/dir"}],
-    ids=["npy-without-dir", "dir-without-npy"],
+    [
+        {"source": "npy"},
+        {"source": "synthetic", "dir": "some/dir"},
+        {"source": "photos", "dir": "some/dir"},
+    ],
+    ids=["npy-without-dir", "dir-without-npy", "dir-with-photos"],
 )
 def test_data_dir_only_with_npy(tmp_path: Path, data: dict[str, Any]) -> None:
     path = _write(tmp_path, _with(data=data))

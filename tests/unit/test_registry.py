@@ -154,7 +154,7 @@ def test_unknown_zoo_model(cache: Path) -> None:
         zoo_model_path("resnet51")
     assert str(info.value) == (
         "model.zoo: unknown zoo model 'resnet51' "
-        "(known: bert_base, mobilenet_v2, null, resnet50, tiny)"
+        "(known: bert_base, efficientnet-lite0, mobilenet_v2, null, resnet50, tiny)"
     )
     assert info.value.exit_code == 3
     assert not cache.exists()

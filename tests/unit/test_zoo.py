@@ -70,7 +70,14 @@ INTERFACES = {
 
 
 def test_registry_entries_are_complete_and_frozen() -> None:
-    assert list(zoo.ZOO) == ["tiny", "mobilenet_v2", "resnet50", "bert_base", "null"]
+    assert list(zoo.ZOO) == [
+        "tiny",
+        "mobilenet_v2",
+        "resnet50",
+        "bert_base",
+        "null",
+        "efficientnet-lite0",
+    ]
     assert zoo.ZOO["tiny"].builder is zoo.build_tiny
     assert zoo.ZOO["bert_base"].builder is zoo.build_bert_base
     assert dict(zoo.ZOO["tiny"].default_dims) == {}
