@@ -62,7 +62,7 @@ def check_claims(contents: Contents) -> Passed:
             raise contents.failed(CHECK, contents.shown(str(exc))) from None
         problem = _settings_problem(settings) or _conf_problem(contents, member, result, settings)
         if problem is not None:
-            raise contents.failed(CHECK, f"{member} says {claim}, but {problem}")
+            raise contents.failed(CHECK, f"{member} says {claim}, but {log} {problem}")
     return Passed(
         check=CHECK,
         detail=f"{claimed} result.json claiming the submission profile or validity, each "
@@ -83,13 +83,10 @@ def _claim(result: JsonObject) -> str | None:
 def _settings_problem(settings: Mapping[str, Any]) -> str | None:
     duration = settings.get("min_duration_ms")
     if not isinstance(duration, int | float) or duration < MLPERF_MIN_DURATION_MS:
-        return (
-            f"{DETAIL_LOG} logs effective_min_duration_ms {duration}, under MLPerf's "
-            f"{MLPERF_MIN_DURATION_MS}"
-        )
+        return f"logs effective_min_duration_ms {duration}, under MLPerf's {MLPERF_MIN_DURATION_MS}"
     for key, value in _FIXED.items():
         if settings.get(key) != value:
-            return f"{DETAIL_LOG} logs effective_{key} {settings.get(key)!r}, not {value!r}"
+            return f"logs effective_{key} {settings.get(key)!r}, not {value!r}"
     return None
 
 
@@ -99,16 +96,19 @@ def _conf_problem(
     """The logged settings against the bundled mlperf.conf, whose sha256 result.json records."""
     conf = beside(member, MLPERF_CONF)
     if not contents.has(conf):
-        return f"{conf}, the mlperf.conf it claims to have run under, is not bundled"
+        return f"holds settings of an mlperf.conf that is not bundled ({conf})"
     try:
         raw = read_bytes(contents.path(conf), ResultError, _MAX_CONF_BYTES)
     except ResultError as exc:
-        return contents.shown(str(exc))
+        return f"cannot be held against {contents.shown(str(exc))}"
     config = result.get("loadgen_config")
     config = config if isinstance(config, dict) else {}
     recorded = config.get("mlperf_conf_sha256")
     if recorded is not None and recorded != hashlib.sha256(raw).hexdigest():
-        return f"its loadgen_config.mlperf_conf_sha256 {recorded!r:.80} is not {conf}'s sha256"
+        return (
+            f"ran under an mlperf.conf whose sha256 (result.json's "
+            f"loadgen_config.mlperf_conf_sha256 {recorded!r:.80}) is not {conf}'s"
+        )
     model = config.get("model_key")
     text = raw.decode("utf-8", errors="replace")  # a line not UTF-8 sets nothing
     scenario = str(settings.get("scenario"))
@@ -121,7 +121,7 @@ def _conf_problem(
         problem = _compare(settings.get(setting), wanted, rule)
         if problem is not None:
             return (
-                f"{DETAIL_LOG} logs effective_{setting} {settings.get(setting)!r}, {problem} "
+                f"logs effective_{setting} {settings.get(setting)!r}, {problem} "
                 f"{conf}'s {key} {wanted}"
             )
     return None

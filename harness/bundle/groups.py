@@ -16,7 +16,7 @@ from harness.analysis.spread import metric_spreads
 from harness.analysis.sweep import best_batch, saturation_batch, saturation_verdict
 from harness.analysis.trials import trial_stats
 from harness.analysis.values import metric_values
-from harness.bundle.crosscheck import Contents, Passed, beside
+from harness.bundle.crosscheck import Contents, Passed
 from harness.errors import ResultError
 from harness.records.codec import to_data
 from harness.records.layout import RESULT_FILE, SWEEP_FILE, TRIALS_FILE
@@ -146,7 +146,7 @@ def _child(contents: Contents, check: str, member: str, name: str, file: str) ->
     """GROUP/name/file for a name a group file lists: one plain name, and bundled."""
     if not name or "/" in name or "\\" in name or name in (".", ".."):
         raise contents.failed(check, f"{member} lists {name!r:.80}, not a directory name")
-    path = beside(member, f"{name}/{file}")
+    path = str(PurePosixPath(member).parent / name / file)
     if not contents.has(path):
         raise contents.failed(check, f"{member} lists {name!r:.80}, but {path} is not bundled")
     return path

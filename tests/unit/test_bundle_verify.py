@@ -17,24 +17,35 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from harness.analysis.spread import metric_spreads
+from harness.analysis.trials import trial_stats
+from harness.analysis.values import headline, metric_values
+from harness.bundle.crosscheck import PROVES
 from harness.bundle.keys import fingerprint
 from harness.bundle.make import BundleRequest, make_bundle
 from harness.bundle.manifest import Provenance, canonical_json
+from harness.bundle.numbers import logged_values
 from harness.bundle.open import is_bundle, open_bundle
 from harness.bundle.signature import signature_bytes
+from harness.bundle.summary import verdict_lines
 from harness.bundle.verify import verify_bundle
 from harness.errors import (
     BadSignatureError,
     BundleError,
     ConfigError,
+    CrossCheckError,
     EditedResultError,
     ResultError,
     TamperedFileError,
     UntrustedKeyError,
 )
+from harness.records.loadgen_log import parse_detail_log
+from harness.results.groupfile import TrialsFile, write_trials
+from harness.results.runfile import load_result
 from tests.conftest import REPO
 
 LOG_DIR = REPO / "tests" / "fixtures" / "loadgen" / "singlestream-valid"
+RESULT_FIXTURE = REPO / "tests" / "fixtures" / "results" / "tiny-singlestream-v3" / "result.json"
 MADE_BY = Provenance(harness_version="0.1.0", git_commit="c0ffee", git_dirty=False)
 SIGNER = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
 OTHER = Ed25519PrivateKey.from_private_bytes(bytes(range(1, 33)))
@@ -42,26 +53,21 @@ Members = dict[str, bytes | None]  # tar name: data, or None for a directory
 
 
 def _result(run_id: str) -> dict[str, Any]:
-    """A result.json whose log-derived numbers are the fixture log's (copied by hand)."""
-    return {
-        "schema_version": 4,
-        "run_id": run_id,
-        "scenario": "SingleStream",
-        "valid": True,
-        "submission_valid": False,
-        "loadgen_errors": [],
-        "samples_per_second": 2798.92,
-        "qps_with_loadgen_overhead": 2798.92,
-        "latency_ns": {"p50": 352503, "p90": 394596, "p99": 453773},
-        "settings": {"min_duration_ms": 2000, "performance_sample_count": 128},
-        "model": {"name": "tiny", "sha256": "ab" * 32},
-        "versions": {"harness": "0.1.0"},
-        "fingerprint": {"harness": {"git_commit": "d00d", "git_dirty": False}},
-        "image": {"id": "sha256:" + "cd" * 32, "tag": "beyond-tops/cpu:0.1.0-d00d"},
-        "precision": {"precision": "int8", "recipe": {"method": "static", "params": {}}},
-        "telemetry": {"avg_power_w": 100.0},
-        "server": None,
-    }
+    """A real result.json (the v3 fixture) holding the fixture log's numbers, and provenance."""
+    data: dict[str, Any] = json.loads(RESULT_FIXTURE.read_text())
+    log = parse_detail_log(LOG_DIR / "mlperf_log_detail.txt")
+    for key, value in logged_values(data, log).items():
+        head, _, rest = key.partition(".")
+        if rest and isinstance(data.get(head), dict) and rest in data[head]:
+            data[head][rest] = value
+        elif not rest and head in data:
+            data[head] = value
+    data["run_id"] = run_id
+    data["model"]["sha256"] = "ab" * 32
+    data["fingerprint"]["harness"].update(git_commit="d00d", git_dirty=False)
+    data["image"] = {"id": "sha256:" + "cd" * 32, "tag": "beyond-tops/cpu:0.1.0-d00d"}
+    data["precision"]["recipe"] = {"method": "static", "params": {}, "precision": "fp32"}
+    return data
 
 
 def _run(path: Path) -> Path:
@@ -77,10 +83,26 @@ def _run(path: Path) -> Path:
 
 
 def _group(path: Path) -> Path:
+    """A trials group of two runs whose trials.json is what `harness run` writes of them."""
     path.mkdir()
-    (path / "trials.json").write_text('{"kind": "trials"}\n')
-    for n in (1, 2):
-        _run(path / f"trial-{n}")
+    runs = [_run(path / f"trial-{n}").name for n in (1, 2)]
+    results = [load_result(path / name) for name in runs]
+    how = headline("SingleStream", results)
+    stats = trial_stats(
+        metric_values(results, how), requested=2, higher_is_better=how.higher_is_better, shown=how
+    )
+    trials = TrialsFile(
+        scenario_name="tiny-ss-test",
+        scenario="SingleStream",
+        batch_size=1,
+        profile="quick",
+        requested=2,
+        runs=tuple(runs),
+        metric=how.key,
+        stats=stats,
+        spreads=metric_spreads(results, requested=2),
+    )
+    write_trials(path / "trials.json", trials)
     return path
 
 
@@ -197,7 +219,7 @@ def test_the_manifest_records_files_and_where_each_run_came_from(bundle: Path) -
     assert run["path"] == "runs/g/trial-1" and run["git_commit"] == "d00d"
     assert run["image_id"] == "sha256:" + "cd" * 32 and run["image_digest"] is None
     assert run["model_sha256"] == "ab" * 32
-    assert run["precision_recipe"] == {"method": "static", "params": {}}
+    assert run["precision_recipe"] == {"method": "static", "params": {}, "precision": "fp32"}
     signature = json.loads(members["MANIFEST.sig"] or b"")
     assert signature["algorithm"] == "ed25519"
     assert signature["public_key"].startswith("ssh-ed25519 ")
@@ -254,7 +276,7 @@ def test_an_edited_log_is_a_tampered_file_not_an_edited_result(bundle: Path) -> 
 def test_an_edited_number_the_log_does_not_hold_is_a_tampered_file(bundle: Path) -> None:
     def edit(members: Members) -> None:
         result = json.loads(members[RESULT] or b"")
-        result["telemetry"]["avg_power_w"] = 1.0
+        result["telemetry"]["interval_s"] = 1.0
         members[RESULT] = json.dumps(result).encode()
 
     with pytest.raises(TamperedFileError, match=f"{RESULT} differs from its sha256") as caught:
@@ -329,3 +351,124 @@ def test_open_bundle_leaves_nothing_of_a_tampered_bundle(bundle: Path, tmp_path:
     assert not dest.exists()
     opened = open_bundle(bundle, dest)  # no trusted keys: opened, the signer unchecked
     assert opened.verified and not opened.trusted
+
+
+# --- cross-checks: edits signed again by the trusted key, each refused by a named check ----
+
+TRIALS = "runs/g/trials.json"
+
+
+def _edit_json(path: str, change: Callable[[dict[str, Any]], None]) -> Callable[[Members], None]:
+    def edit(members: Members) -> None:
+        data = json.loads(members[path] or b"")
+        change(data)
+        members[path] = json.dumps(data, indent=2).encode()
+
+    return edit
+
+
+def _drop(path: str) -> Callable[[Members], None]:
+    """Leave a file out of the bundle and out of its manifest."""
+
+    def drop(members: Members) -> None:
+        del members[path]
+        manifest = json.loads(members["MANIFEST.json"] or b"")
+        manifest["files"] = [f for f in manifest["files"] if f["path"] != path]
+        members["MANIFEST.json"] = canonical_json(manifest)
+
+    return drop
+
+
+def _edit_manifest(change: Callable[[dict[str, Any]], None]) -> Callable[[Members], None]:
+    def edit(members: Members) -> None:
+        manifest = json.loads(members["MANIFEST.json"] or b"")
+        change(manifest)
+        members["MANIFEST.json"] = canonical_json(manifest)
+
+    return edit
+
+
+def _refused(bundle: Path, tmp_path: Path, edits: list[Callable[[Members], None]]) -> str:
+    """The one-line message of the cross-check that refuses the edits signed again by SIGNER."""
+    tampered = _tampered(bundle, _then(*edits, _rehash, _resign(SIGNER)))
+    with pytest.raises(CrossCheckError) as caught:
+        verify_bundle(tampered, [_pub(tmp_path, SIGNER, "signer.pub")])
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith(f"{tampered}: check ")
+    assert caught.value.exit_code == 28
+    return message
+
+
+def test_a_result_without_its_detail_log_is_refused(bundle: Path, tmp_path: Path) -> None:
+    log = "runs/g/trial-1/mlperf_log_detail.txt"
+    message = _refused(bundle, tmp_path, [_edit_number(RESULT, 3 * 2798.92), _drop(log)])
+    assert f"check detail-log failed: {RESULT} is in MANIFEST.json but {log} is not" in message
+
+
+def test_an_edited_trials_median_is_refused(bundle: Path, tmp_path: Path) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["stats"]["median"] *= 3
+
+    message = _refused(bundle, tmp_path, [_edit_json(TRIALS, edit)])
+    assert f"check trials failed: {TRIALS}: stats (latency_ns.early_stopping_p90) median is" in (
+        message
+    )
+    assert "recomputed from its 2 trials' result.json: 396889.0" in message
+
+
+def test_a_trial_left_out_of_trials_json_is_refused(bundle: Path, tmp_path: Path) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["runs"], data["requested"] = ["trial-1"], 1
+
+    message = _refused(bundle, tmp_path, [_edit_json(TRIALS, edit)])
+    assert "check trials failed: runs/g/trial-2/result.json is a trial of" in message
+
+
+def test_a_manifest_model_sha256_not_the_results_is_refused(bundle: Path, tmp_path: Path) -> None:
+    def edit(manifest: dict[str, Any]) -> None:
+        manifest["runs"][0]["model_sha256"] = "00" * 32
+
+    message = _refused(bundle, tmp_path, [_edit_manifest(edit)])
+    assert "check provenance failed: MANIFEST.json's run runs/g/trial-1 has model_sha256" in message
+    assert f'"{"00" * 32}" but {RESULT} has "{"ab" * 32}"' in message
+
+
+def test_a_manifest_dirty_tree_made_clean_is_refused(bundle: Path, tmp_path: Path) -> None:
+    def dirty(data: dict[str, Any]) -> None:
+        data["fingerprint"]["harness"]["git_dirty"] = True
+
+    message = _refused(bundle, tmp_path, [_edit_json(RESULT, dirty)])
+    assert "has git_dirty false but runs/g/trial-1/result.json has true" in message
+
+
+def test_a_quick_run_relabelled_submission_is_refused(bundle: Path, tmp_path: Path) -> None:
+    def relabel(data: dict[str, Any]) -> None:
+        data["profile"], data["submission_valid"] = "submission", True
+
+    message = _refused(bundle, tmp_path, [_edit_json(RESULT, relabel)])
+    assert (
+        f"check submission-claim failed: {RESULT} says profile: submission, submission_valid: "
+        "true, but runs/g/trial-1/mlperf_log_detail.txt logs effective_min_duration_ms 2000, "
+        "under MLPerf's 600000"
+    ) in message
+
+
+def test_a_passing_bundle_names_every_check(bundle: Path, tmp_path: Path) -> None:
+    verdict = verify_bundle(bundle, [_pub(tmp_path, SIGNER, "signer.pub")])
+    assert [p.check for p in verdict.checks] == [
+        "result-numbers",
+        "detail-log",
+        "provenance",
+        "submission-claim",
+        "trials",
+        "sweep",
+        "query-latencies",
+    ]
+    lines = verdict_lines(verdict)
+    assert lines[0] == f"  proves   {PROVES}"
+    assert "  check trials passed: 1 trials.json, statistics recomputed from their 2 trials'" in (
+        "\n".join(lines)
+    )
+    assert "  commit   made by: beyond-tops 0.1.0 at c0ffee (clean tree)" in lines
+    assert "  commit   runs/g/trial-2: beyond-tops 0.1.0 at d00d (clean tree)" in lines
+    assert not [line for line in lines if "warning" in line]
