@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from harness.analysis.spread import metric_spreads
+from harness.analysis.sweep import best_batch, saturation_batch, saturation_verdict
 from harness.analysis.trials import trial_stats
 from harness.analysis.values import headline, metric_values
 from harness.bundle.crosscheck import PROVES
@@ -40,7 +41,15 @@ from harness.errors import (
     UntrustedKeyError,
 )
 from harness.records.loadgen_log import parse_detail_log
-from harness.results.groupfile import TrialsFile, write_trials
+from harness.records.sweep import SweepPoint
+from harness.results.groupfile import (
+    SweepFile,
+    SweepFilePoint,
+    TrialsFile,
+    read_trials,
+    write_sweep,
+    write_trials,
+)
 from harness.results.runfile import load_result
 from tests.conftest import REPO
 
@@ -472,3 +481,87 @@ def test_a_passing_bundle_names_every_check(bundle: Path, tmp_path: Path) -> Non
     assert "  commit   made by: beyond-tops 0.1.0 at c0ffee (clean tree)" in lines
     assert "  commit   runs/g/trial-2: beyond-tops 0.1.0 at d00d (clean tree)" in lines
     assert not [line for line in lines if "warning" in line]
+
+
+def _sweep(path: Path) -> Path:
+    """A sweep of two batch sizes, each a trials group, with the sweep.json `run` writes."""
+    path.mkdir()
+    points = []
+    for batch in (1, 2):
+        group = _group(path / f"bs-{batch}")
+        stats = read_trials(group / "trials.json").stats
+        points.append(SweepPoint(batch_size=batch, stats=stats))
+    sweep = SweepFile(
+        scenario_name="tiny-ss-test",
+        profile="quick",
+        points=tuple(
+            SweepFilePoint(
+                batch_size=p.batch_size, dir=f"bs-{p.batch_size}", samples_per_second=p.stats
+            )
+            for p in points
+        ),
+        saturation_batch=saturation_batch(points),
+        best_batch=best_batch(points),
+        stopped="max_batch",
+        limit=None,
+        requested_batches=(1, 2),
+        saturation=saturation_verdict(points),
+    )
+    write_sweep(path / "sweep.json", sweep)
+    return path
+
+
+def test_a_sweeps_points_and_verdict_are_recomputed(tmp_path: Path) -> None:
+    bundle = _bundle([_sweep(tmp_path / "s")], tmp_path / "s.tar")
+    verdict = verify_bundle(bundle, [_pub(tmp_path, SIGNER, "signer.pub")])
+    assert verdict.checks[5].line.startswith("check sweep passed: 1 sweep.json")
+
+    def best(data: dict[str, Any]) -> None:
+        data["best_batch"] = 2
+
+    message = _refused(bundle, tmp_path, [_edit_json("runs/s/sweep.json", best)])
+    assert "check sweep failed: runs/s/sweep.json: best_batch is 2 but its points give 1" in message
+
+    def faster(data: dict[str, Any]) -> None:
+        data["points"][1]["samples_per_second"]["median"] = 1e9
+
+    message = _refused(bundle, tmp_path, [_edit_json("runs/s/sweep.json", faster)])
+    assert "batch 2's samples_per_second median is 1000000000.0, recomputed from " in message
+
+
+SHIPPED = (
+    REPO
+    / "results"
+    / "published"
+    / ("2026-12-01-resnet50-open-2core-epyc-kvm-SingleStream.bundle.tar")
+)
+
+
+def test_a_submission_run_with_other_seeds_than_its_mlperf_conf_is_refused(tmp_path: Path) -> None:
+    members = _members(SHIPPED)
+    (conf,) = (n for n in members if n.count("/") == 2 and n.endswith("/mlperf.conf"))
+    result = conf.replace("mlperf.conf", "result.json")
+    seed = b"*.*.schedule_rng_seed = 16159082839903944936"
+    members[conf] = (members[conf] or b"").replace(seed, b"*.*.schedule_rng_seed = 1")
+    shipped = _write(tmp_path / "shipped.tar", members)
+    message = _refused(shipped, tmp_path, [])
+    assert f"{result} says profile: submission, submission_valid: true, but " in message
+    assert "ran under an mlperf.conf whose sha256 (result.json's loadgen_config." in message
+
+    def new_sha(data: dict[str, Any]) -> None:
+        sha = hashlib.sha256(members[conf] or b"").hexdigest()
+        data["loadgen_config"]["mlperf_conf_sha256"] = sha
+
+    message = _refused(shipped, tmp_path, [_edit_json(result, new_sha)])
+    assert (
+        "mlperf_log_detail.txt logs effective_schedule_rng_seed 16159082839903944936, not "
+        f"{conf}'s schedule_rng_seed 1"
+    ) in message
+
+
+def test_bundling_refuses_a_result_without_its_detail_log(tmp_path: Path) -> None:
+    run = _run(tmp_path / "run")
+    (run / "mlperf_log_detail.txt").unlink()
+    with pytest.raises(ResultError, match=r"result\.json: no mlperf_log_detail\.txt beside it"):
+        _bundle([run], tmp_path / "r.tar")
+    assert not (tmp_path / "r.tar").exists()
