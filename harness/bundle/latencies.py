@@ -4,9 +4,12 @@ The SUT stamps each query when LoadGen issues it and just before it reports it c
 (harness.telemetry.latencies); LoadGen times the same queries from a little earlier to a
 little later. So each stamped latency is at most LoadGen's, and so is each order statistic:
 a percentile recomputed from the file as LoadGen's summary takes it (the sorted latencies'
-element at floor(n x p)) may not exceed the logged one, and may fall short of it only by
-LoadGen's own bookkeeping (measured: 3-20 us a SingleStream query, 0.25 ms an Offline
-query of 4,500 samples, on 2 loaded cores). The query count must be LoadGen's.
+element at floor(n x p)) may not exceed the logged one. Below it, it may fall only by
+LoadGen's own bookkeeping (measured: 3-20 us a SingleStream query, 0.1 ms a MultiStream
+query, 0.25 ms an Offline query of 4,500 samples, on 2 loaded cores) -- except in Server,
+where LoadGen times a query from its scheduled arrival, and a query LoadGen issues late
+(measured: 0.6 ms at p90 of a run within its rate, seconds in an overloaded one) is late
+before the SUT sees it: there only the upper bound holds. The query count must be LoadGen's.
 
 bundle may not import harness.telemetry (it measures): the file is read here, as a foreign
 file: a zip of exactly its five arrays, each bounded before it is inflated, no pickles.
@@ -15,6 +18,7 @@ file: a zip of exactly its five arrays, each bounded before it is inflated, no p
 from __future__ import annotations
 
 import json
+import math
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -76,18 +80,19 @@ def latency_problem(columns: Mapping[str, Ints], log: DetailLog) -> str | None:
         return None if not logged_queries else "holds no latency, unlike"
     ordered = np.sort(latencies)
     logged = latency_percentiles_ns(log)
+    bounded_below = log.get("effective_scenario") != "Server"
     for name in CHECKED:
         expected = logged.get(name)
         if expected is None:
             continue
         index = int(len(ordered) * float(PERCENTILES[name]) / 100)
         found = int(ordered[min(index, len(ordered) - 1)])
-        short = expected - found
-        if short < 0 or short > max(SHORT_BY_NS, SHORT_BY_SHARE * expected):
+        allowed = max(SHORT_BY_NS, SHORT_BY_SHARE * expected) if bounded_below else math.inf
+        if not 0 <= expected - found <= allowed:
+            less = f", and at most {allowed:.0f} ns less" if bounded_below else ""
             return (
                 f"its {name} is {found} ns, but LoadGen's {name} is {expected} ns (it may be "
-                f"at most that, and at most {max(SHORT_BY_NS, SHORT_BY_SHARE * expected):.0f} "
-                "ns less) in"
+                f"at most that{less}) in"
             )
     return None
 

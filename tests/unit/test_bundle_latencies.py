@@ -118,3 +118,16 @@ def test_a_pickle_or_an_extra_member_is_refused(tmp_path: Path) -> None:
     np.savez(path, header=np.array(json.dumps({"format": 1})), **arrays | {"samples": [{}]})
     with pytest.raises(ResultError, match=r"not a query_latencies\.npz"):
         read_columns(path)
+
+
+def test_server_latencies_are_bounded_above_only() -> None:
+    """Server times a query from its scheduled arrival: one issued late is late for the SUT."""
+    ss = _log("singlestream-valid")
+    log = DetailLog(
+        values={**ss.values, "effective_scenario": "Server"},
+        errors=ss.errors,
+        warnings=ss.warnings,
+    )
+    assert latency_problem(_as_logged(log, everywhere_ns=-290_000), log) is None
+    problem = latency_problem(_as_logged(log, {"p99": 1}), log)
+    assert problem is not None and problem.endswith("(it may be at most that) in")
