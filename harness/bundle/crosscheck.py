@@ -59,7 +59,7 @@ class Contents:
         return (m for m in sorted(self.manifest.files) if PurePosixPath(m).name == name)
 
     def results(self) -> Iterator[str]:
-        """Every result.json of a run (not one inside a run's accuracy or compliance tests)."""
+        """Every result.json the bundle holds: a run's, in a run, trials group or sweep."""
         return self.named(RESULT_FILE)
 
     def result_data(self, member: str, check: str) -> JsonObject:

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from harness.analysis.spread import metric_spreads
 from harness.analysis.sweep import best_batch, saturation_batch, saturation_verdict
 from harness.analysis.trials import trial_stats
-from harness.analysis.values import metric_values
+from harness.analysis.values import headline, metric_values
 from harness.bundle.crosscheck import Contents, Passed
 from harness.errors import ResultError
 from harness.records.codec import to_data
@@ -82,6 +82,10 @@ def _check_trials(contents: Contents, member: str) -> int:
 
 def _stats_problem(trials: TrialsFile, results: Sequence[RunResult]) -> str | None:
     """The first statistic of trials.json that its results do not give, in words."""
+    count = f"its {len(results)} trials' {RESULT_FILE}"
+    judged = headline(trials.scenario, results).key  # the metric `harness run` judges by
+    if trials.metric != judged:
+        return f"metric is {trials.metric}, but MLPerf's metric of {count} is {judged}"
     how = metric(trials.metric)
     again = trial_stats(
         metric_values(results, how),
@@ -89,7 +93,6 @@ def _stats_problem(trials: TrialsFile, results: Sequence[RunResult]) -> str | No
         higher_is_better=how.higher_is_better,
         shown=how,
     )
-    count = f"its {len(results)} trials' {RESULT_FILE}"
     problem = _differs(f"stats ({trials.metric})", trials.stats, again, count)
     if problem is not None or not trials.spreads:
         return problem

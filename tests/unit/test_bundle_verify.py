@@ -565,3 +565,14 @@ def test_bundling_refuses_a_result_without_its_detail_log(tmp_path: Path) -> Non
     with pytest.raises(ResultError, match=r"result\.json: no mlperf_log_detail\.txt beside it"):
         _bundle([run], tmp_path / "r.tar")
     assert not (tmp_path / "r.tar").exists()
+
+
+def test_trials_judged_by_another_metric_are_refused(bundle: Path, tmp_path: Path) -> None:
+    def other(data: dict[str, Any]) -> None:
+        data["metric"] = "samples_per_second"
+
+    message = _refused(bundle, tmp_path, [_edit_json(TRIALS, other)])
+    assert (
+        f"check trials failed: {TRIALS}: metric is samples_per_second, but MLPerf's metric of its "
+        "2 trials' result.json is latency_ns.early_stopping_p90"
+    ) in message
