@@ -63,6 +63,10 @@ def check_claims(contents: Contents) -> Passed:
         problem = _settings_problem(settings) or _conf_problem(contents, member, result, settings)
         if problem is not None:
             raise contents.failed(CHECK, f"{member} says {claim}, but {log} {problem}")
+    if not claimed:
+        return Passed(
+            check=CHECK, detail="no result.json claims the submission profile or validity"
+        )
     return Passed(
         check=CHECK,
         detail=f"{claimed} result.json claiming the submission profile or validity, each "

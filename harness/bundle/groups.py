@@ -35,6 +35,8 @@ def check_trials(contents: Contents) -> Passed:
     """Each trials.json's statistics are those of its trials' results."""
     groups = list(contents.named(TRIALS_FILE))
     runs = sum(_check_trials(contents, member) for member in groups)
+    if not groups:
+        return Passed(check=TRIALS, detail=f"no {TRIALS_FILE} bundled")
     return Passed(
         check=TRIALS,
         detail=f"{len(groups)} {TRIALS_FILE}, statistics recomputed from their {runs} trials' "
@@ -47,6 +49,8 @@ def check_sweeps(contents: Contents) -> Passed:
     sweeps = list(contents.named(SWEEP_FILE))
     for member in sweeps:
         _check_sweep(contents, member)
+    if not sweeps:
+        return Passed(check=SWEEP, detail=f"no {SWEEP_FILE} bundled")
     return Passed(
         check=SWEEP,
         detail=f"{len(sweeps)} {SWEEP_FILE}, points equal to their {TRIALS_FILE}, saturation "
