@@ -529,34 +529,74 @@ def test_a_sweeps_points_and_verdict_are_recomputed(tmp_path: Path) -> None:
     assert "batch 2's samples_per_second median is 1000000000.0, recomputed from " in message
 
 
-SHIPPED = (
-    REPO
-    / "results"
-    / "published"
-    / ("2026-12-01-resnet50-open-2core-epyc-kvm-SingleStream.bundle.tar")
-)
+PUBLISHED = REPO / "results" / "published"
 
 
-def test_a_submission_run_with_other_seeds_than_its_mlperf_conf_is_refused(tmp_path: Path) -> None:
-    members = _members(SHIPPED)
+def _shipped(scenario: str) -> Path:
+    (found,) = PUBLISHED.glob(f"*-{scenario}.bundle.tar")
+    return found
+
+
+def test_a_submission_run_under_another_mlperf_conf_is_refused(tmp_path: Path) -> None:
+    members = _members(_shipped("SingleStream"))
     (conf,) = (n for n in members if n.count("/") == 2 and n.endswith("/mlperf.conf"))
+    members[conf] = (members[conf] or b"") + b"*.*.schedule_rng_seed = 1\n"
+    message = _refused(_write(tmp_path / "shipped.tar", members), tmp_path, [])
     result = conf.replace("mlperf.conf", "result.json")
-    seed = b"*.*.schedule_rng_seed = 16159082839903944936"
-    members[conf] = (members[conf] or b"").replace(seed, b"*.*.schedule_rng_seed = 1")
-    shipped = _write(tmp_path / "shipped.tar", members)
-    message = _refused(shipped, tmp_path, [])
     assert f"{result} says profile: submission, submission_valid: true, but " in message
     assert "ran under an mlperf.conf whose sha256 (result.json's loadgen_config." in message
+
+
+# A line added to the shipped run's mlperf.conf (its sha256 written into result.json), and
+# the effective setting of its detail log that then contradicts it.
+CONF_EDITS = {
+    "seed": (
+        "SingleStream",
+        "*.*.schedule_rng_seed = 1",
+        "schedule_rng_seed 16159082839903944936, not",
+    ),
+    "sample-count": (
+        "SingleStream",
+        "resnet50.*.performance_sample_count_override = 2048",
+        "performance_sample_count 1024, not",
+    ),
+    "min-duration": (
+        "SingleStream",
+        "*.SingleStream.min_duration = 700000",
+        "min_duration_ms 600000, under",
+    ),
+    "offline-samples": (
+        "Offline",
+        "resnet50.Offline.min_query_count = 30000",
+        "min_sample_count 24576, under",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CONF_EDITS)
+def test_a_submission_run_with_other_settings_than_its_mlperf_conf_is_refused(
+    case: str, tmp_path: Path
+) -> None:
+    scenario, line, logged = CONF_EDITS[case]
+    members = _members(_shipped(scenario))
+    (conf,) = (n for n in members if n.count("/") == 2 and n.endswith("/mlperf.conf"))
+    members[conf] = (members[conf] or b"") + line.encode() + b"\n"
+    result = conf.replace("mlperf.conf", "result.json")
 
     def new_sha(data: dict[str, Any]) -> None:
         sha = hashlib.sha256(members[conf] or b"").hexdigest()
         data["loadgen_config"]["mlperf_conf_sha256"] = sha
 
+    shipped = _write(tmp_path / "shipped.tar", members)
     message = _refused(shipped, tmp_path, [_edit_json(result, new_sha)])
-    assert (
-        "mlperf_log_detail.txt logs effective_schedule_rng_seed 16159082839903944936, not "
-        f"{conf}'s schedule_rng_seed 1"
-    ) in message
+    key = line.split(" = ")[0].rsplit(".", 1)[1]
+    assert f"mlperf_log_detail.txt logs effective_{logged} {conf}'s {key} " in message
+
+
+def test_the_shipped_bundles_pass_every_check() -> None:
+    for scenario in ("Offline", "SingleStream"):
+        verdict = verify_bundle(_shipped(scenario), [PUBLISHED / "beyond-tops-founders.pub"])
+        assert verdict.checks[3].line.startswith("check submission-claim passed: 1 result.json")
 
 
 def test_bundling_refuses_a_result_without_its_detail_log(tmp_path: Path) -> None:
