@@ -345,6 +345,7 @@ def test_open_bundle_extracts_a_verified_bundle(bundle: Path, tmp_path: Path) ->
     assert opened.verified and opened.trusted
     assert opened.signer_fingerprint == fingerprint(SIGNER.public_key())
     assert opened.manifest["roots"] == [{"path": "runs/g", "kind": "trials"}]
+    assert len(opened.checks) == 7 and opened.checks[4].startswith("check trials passed: 1 ")
     assert sorted(p.name for p in dest.iterdir()) == ["MANIFEST.json", "MANIFEST.sig", "runs"]
     result = json.loads((dest / "runs" / "g" / "trial-2" / "result.json").read_text())
     assert result["samples_per_second"] == 2798.92
@@ -423,6 +424,16 @@ def test_an_edited_trials_median_is_refused(bundle: Path, tmp_path: Path) -> Non
         message
     )
     assert "recomputed from its 2 trials' result.json: 396889.0" in message
+
+
+def test_trials_said_complete_with_fewer_than_requested_are_refused(
+    bundle: Path, tmp_path: Path
+) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["requested"] = 3
+
+    message = _refused(bundle, tmp_path, [_edit_json(TRIALS, edit)])
+    assert f"check trials failed: {TRIALS} says complete with 2 of 3 requested trials" in message
 
 
 def test_a_trial_left_out_of_trials_json_is_refused(bundle: Path, tmp_path: Path) -> None:
