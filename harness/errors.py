@@ -84,6 +84,10 @@ class AddedFileError(BundleError):
     """A bundle holds a file that its signed manifest does not list."""
 
 
+class CrossCheckError(BundleError):
+    """Signed files of a bundle contradict each other: a named cross-check of verify failed."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ExitCode:
     """One exit status of `harness` and what it means, as `harness --help` prints it."""
@@ -163,6 +167,9 @@ ERROR_CODES: Final[Mapping[type[HarnessError], ExitCode]] = MappingProxyType(
         ),
         AddedFileError: ExitCode(
             code=26, meaning="the bundle holds a file MANIFEST.json does not list"
+        ),
+        CrossCheckError: ExitCode(
+            code=28, meaning="bundled files contradict each other (the failed check is named)"
         ),
     }
 )

@@ -79,17 +79,21 @@ def discrepancies(result: JsonObject, log: DetailLog) -> list[Discrepancy]:
 
 
 def check_run(result_path: Path) -> list[Discrepancy]:
-    """The discrepancies of a result.json with the detail log beside it (none without a log).
+    """The discrepancies of a result.json with the detail log beside it.
 
     A result.json that is not a JSON object has no numbers to compare: its sha256 speaks.
 
     Raises:
-        ResultError: the detail log is not one LoadGen wrote, or result.json is not UTF-8
-            or holds a number JSON has not (NaN, Infinity, 1e999), named by its key.
+        ResultError: no detail log beside it (a result whose numbers have no source cannot
+            be vouched for), the detail log is not one LoadGen wrote, or result.json is not
+            UTF-8 or holds a number JSON has not (NaN, Infinity, 1e999), named by its key.
     """
     log_path = result_path.with_name(DETAIL_LOG)
     if not os.path.lexists(log_path):
-        return []
+        raise ResultError(
+            f"{result_path}: no {DETAIL_LOG} beside it; a result without the LoadGen log its "
+            "numbers were read from cannot be checked: bundle the whole run directory"
+        )
     result = _result_data(result_path)
     if result is None:
         return []

@@ -31,6 +31,7 @@ class OpenedBundle:
     ``verified`` is always True: a bundle that fails a check raises instead (the errors of
     `harness verify`). ``trusted`` says whether the signer is one of the trusted keys given;
     with none given it is False, and callers should say the signer was not checked.
+    ``checks`` are verify's lines of what the bundle passed (`check trials passed: ...`).
     """
 
     run_dirs: tuple[Path, ...]
@@ -38,6 +39,7 @@ class OpenedBundle:
     signer_fingerprint: str
     trusted: bool
     manifest: Mapping[str, Json]
+    checks: tuple[str, ...] = ()
 
 
 def is_bundle(path: Path) -> bool:
@@ -85,6 +87,7 @@ def open_bundle(bundle: Path, dest: Path, trusted: Sequence[Path] = ()) -> Opene
         signer_fingerprint=verdict.signer_fingerprint,
         trusted=verdict.trusted,
         manifest=MappingProxyType(dict(verdict.manifest)),
+        checks=tuple(passed.line for passed in verdict.checks),
     )
 
 

@@ -10,6 +10,13 @@ with a trusted key). A bundled file that cannot be read as what it must be (a de
 UTF-8, a result.json with an Infinity) is named by its path in the bundle, after the
 signature and signer are judged: as tampered where its sha256 is not the signed one, else as
 a bundle made broken by its signer.
+
+A valid signature proves only that its signer vouches for these bytes. So once every file is
+the signed one, the cross-checks (harness.bundle.crosscheck) read the files against each
+other, each named in its refusal (exit 28): a result.json needs its detail log; the
+manifest's run records equal the results; a submission claim needs MLPerf's settings in the
+log; trials.json and sweep.json equal what their trials give; query_latencies.npz gives the
+logged percentiles. A key holder who edits and signs again is caught wherever they disagree.
 """
 
 from __future__ import annotations
@@ -20,9 +27,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from harness.bundle.claims import check_claims
+from harness.bundle.crosscheck import Contents, Passed, check_detail_logs
+from harness.bundle.groups import check_sweeps, check_trials
 from harness.bundle.keys import load_trusted
+from harness.bundle.latencies import check_query_latencies
 from harness.bundle.manifest import Manifest, parse_manifest
 from harness.bundle.numbers import check_run, describe_all
+from harness.bundle.provenance import check_provenance
 from harness.bundle.signature import check_signature
 from harness.bundle.tarball import Unpacked, unpack
 from harness.errors import (
@@ -38,6 +50,15 @@ from harness.records.layout import DETAIL_LOG, MANIFEST_FILE, RESULT_FILE, SIGNA
 from harness.strictjson import JsonObject
 
 AGAIN = "do not use this bundle; get it again from its signer"
+# In this order: a result's own log first, then what rests on the results.
+CROSS_CHECKS = (
+    check_detail_logs,
+    check_provenance,
+    check_claims,
+    check_trials,
+    check_sweeps,
+    check_query_latencies,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,6 +76,7 @@ class Verdict:
     trusted_by: Path | None
     files: int
     results_checked: int
+    checks: tuple[Passed, ...]
 
     @property
     def trusted(self) -> bool:
@@ -100,6 +122,12 @@ def check_unpacked(
             f"{bundle}: {changed[0]} differs from its sha256 in {MANIFEST_FILE}{_more(changed)}; "
             f"it was altered after signing: {AGAIN}"
         )
+    contents = Contents(bundle=bundle, root=root, manifest=manifest)
+    numbers = Passed(
+        check="result-numbers",
+        detail=f"{checked} result.json agree with their LoadGen logs (verdict, samples/s, "
+        "latencies, effective settings)",
+    )
     return Verdict(
         manifest=manifest.data,
         roots=manifest.roots,
@@ -108,6 +136,7 @@ def check_unpacked(
         trusted_by=trusted.get(signer.fingerprint),
         files=len(manifest.files),
         results_checked=checked,
+        checks=(numbers, *(check(contents) for check in CROSS_CHECKS)),
     )
 
 

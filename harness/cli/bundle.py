@@ -46,7 +46,7 @@ def add_bundle_verbs(verbs: argparse._SubParsersAction[P]) -> None:
     bundle.set_defaults(func=_bundle)
 
     verify = verbs.add_parser(
-        "verify", help="check a bundle: signature, signer, files, results against LoadGen logs"
+        "verify", help="check a bundle: signature, signer, files, then its files against each other"
     )
     verify.add_argument("bundle", type=Path, metavar="BUNDLE")
     add_trust_option(verify)
@@ -91,6 +91,7 @@ def _bundle(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from harness.bundle.summary import verdict_lines
     from harness.bundle.verify import verify_bundle
 
     if args.trust and args.trust_any:
@@ -102,14 +103,11 @@ def _verify(args: argparse.Namespace) -> int:
         signer = "NOT checked (--trust-any)"
     else:
         signer = "NOT trusted: no --trust key given"
-    recorded = verdict.manifest.get("made_by")
-    made_by = recorded if isinstance(recorded, dict) else {}
-    print(f"{args.bundle}: signature valid; files and results intact")
+    print(f"{args.bundle}: signature valid; {len(verdict.checks)} checks passed")
     print(f"  signer   {verdict.signer_fingerprint} (ed25519), {signer}")
     print(f"  files    {verdict.files} match their sha256 in MANIFEST.json")
-    print(f"  results  {verdict.results_checked} result.json agree with their LoadGen logs")
-    commit = made_by.get("git_commit") or "an unknown commit"
-    print(printable(f"  made by  beyond-tops {made_by.get('harness_version')} at {commit}"))
+    for line in verdict_lines(verdict):
+        print(printable(line))
     for root in verdict.roots:
         print(printable(f"  bundled  {root}"))
     if verdict.trusted_by is None and not args.trust_any:

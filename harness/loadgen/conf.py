@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.config import MULTISTREAM_SAMPLES_PER_QUERY, ProfileName, Scenario
 from harness.errors import ConfigError, RunError
+from harness.records.loadgen_conf import conf_value
 from harness.records.request import Expectation
 
 _CONF_START = b"# The format of this config file is 'key = value'."
@@ -91,27 +92,6 @@ def render_user_conf(
     lines = ["# written by beyond-tops; applied on top of LoadGen's official mlperf.conf"]
     lines += [f"{model_key}.{scenario_name}.{key} = {value}" for key, value in overrides.items()]
     return "\n".join(lines) + "\n"
-
-
-def conf_value(text: str, model_key: str, scenario: str, key: str) -> str | None:
-    """A key's value in mlperf.conf-format text, as LoadGen resolves it.
-
-    The most specific line wins: ``model.Scenario`` over ``model.*`` over ``*.Scenario`` over
-    ``*.*``; among equals, the last. None when no line sets it.
-    """
-    best: tuple[int, str] | None = None
-    for line in text.splitlines():
-        head, sep, value = line.partition("=")
-        parts = head.strip().split(".")
-        if not sep or line.lstrip().startswith("#") or len(parts) != 3 or parts[2] != key:
-            continue
-        model, scen = parts[0], parts[1]
-        if model not in (model_key, "*") or scen not in (scenario, "*"):
-            continue
-        rank = (model == model_key) * 2 + (scen == scenario)
-        if best is None or rank >= best[0]:
-            best = (rank, value.strip())
-    return None if best is None else best[1]
 
 
 def server_latency_bound_ns(scenario: Scenario, model_key: str) -> int:

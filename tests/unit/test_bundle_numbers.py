@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from harness.bundle.numbers import Discrepancy, check_run, describe_all, discrepancies
+from harness.errors import ResultError
 from harness.records.loadgen_log import parse_detail_log
 from tests.conftest import REPO
 
@@ -127,4 +128,5 @@ def test_check_run_reads_the_log_beside_the_result(tmp_path: Path) -> None:
     assert check_run(tmp_path / "result.json") == []  # no numbers: the sha256 speaks
     (tmp_path / "mlperf_log_detail.txt").unlink()
     (tmp_path / "result.json").write_text(json.dumps(result))
-    assert check_run(tmp_path / "result.json") == []  # no log to compare with
+    with pytest.raises(ResultError, match=r"result\.json: no mlperf_log_detail\.txt beside it"):
+        check_run(tmp_path / "result.json")  # a result whose numbers have no source is refused
