@@ -83,6 +83,17 @@ def verify(path: Path, pinned: PinnedGguf) -> None:
         )
 
 
+def unpermute_rope_rows(weight: Array, heads: int) -> Array:
+    """Undoes llama.cpp's RoPE row permutation of a (out, in) q or k weight.
+
+    Its converter moves, within each head, row ``j`` of the second half to ``2j + 1`` and of
+    the first half to ``2j`` (pairs interleaved); this puts the halves back.
+    """
+    out, width = weight.shape
+    half = out // heads // 2
+    return weight.reshape(heads, half, 2, width).swapaxes(1, 2).reshape(out, width)
+
+
 class GgufModel:
     """A verified GGUF file's dims, weights (a WeightSource) and tokenizer."""
 
@@ -116,7 +127,8 @@ class GgufModel:
             vocab=int(self._field("llama.vocab_size")),
             context=int(self._field("llama.context_length")),
             rope_theta=float(self._field("llama.rope.freq_base")),
-            rms_eps=float(self._field("llama.attention.layer_norm_rms_epsilon")),
+            # a float32 in the file: its 7 significant digits, as the config wrote it (1e-5)
+            rms_eps=float(f"{self._field('llama.attention.layer_norm_rms_epsilon'):.7g}"),
             tied_embeddings="output.weight" not in self._tensors,
         )
 
@@ -126,12 +138,6 @@ class GgufModel:
             raise ModelError(f"{self.path}: no tensor '{name}'")
         values = self._gguf.quants.dequantize(tensor.data, tensor.tensor_type)
         return np.ascontiguousarray(values, dtype=np.float32)
-
-    def _unpermute(self, weight: Array, heads: int) -> Array:
-        """Undoes llama.cpp's RoPE row permutation of a (out, in) q or k weight."""
-        out, width = weight.shape
-        half = out // heads // 2
-        return weight.reshape(heads, half, 2, width).swapaxes(1, 2).reshape(out, width)
 
     def _linear(self, name: str) -> Array:
         return np.ascontiguousarray(self._tensor(name).T)  # (out, in) -> (in, out)
@@ -145,8 +151,8 @@ class GgufModel:
         d = self.dims
         for i in range(d.layers):
             p = f"blk.{i}."
-            q = self._unpermute(self._tensor(p + "attn_q.weight"), d.heads)
-            k = self._unpermute(self._tensor(p + "attn_k.weight"), d.kv_heads)
+            q = unpermute_rope_rows(self._tensor(p + "attn_q.weight"), d.heads)
+            k = unpermute_rope_rows(self._tensor(p + "attn_k.weight"), d.kv_heads)
             yield LayerWeights(
                 attn_norm=self._tensor(p + "attn_norm.weight"),
                 q=np.ascontiguousarray(q.T),
