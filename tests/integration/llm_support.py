@@ -80,3 +80,18 @@ def decode(model_dir: Path, ids: list[int]) -> str:
     """genai's tokenizer's text for ``ids``."""
     tokenizer = og.Tokenizer(og.Model(str(model_dir)))
     return str(tokenizer.decode(np.asarray(ids, dtype=np.int32)))
+
+
+def genai_greedy_batch(model_dir: Path, prompts: list[str], new_tokens: int) -> list[list[int]]:
+    """genai's greedy continuations of ``prompts`` as one padded batch."""
+    model = og.Model(str(model_dir))
+    batch = og.Tokenizer(model).encode_batch(prompts)
+    params = og.GeneratorParams(model)
+    params.set_search_options(
+        max_length=int(batch.shape()[1]) + new_tokens, batch_size=len(prompts)
+    )
+    generator = og.Generator(model, params)
+    generator.append_tokens(batch)
+    while not generator.is_done():
+        generator.generate_next_token()
+    return [[int(t) for t in generator.get_sequence(i)][-new_tokens:] for i in range(len(prompts))]

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from llm_support import decode, encode, genai_greedy, recompute_greedy
+from llm_support import decode, encode, genai_greedy, genai_greedy_batch, recompute_greedy
 
+from harness.models.llm import store
 from harness.models.llm.store import generative_model_dir
 
 PROMPTS = (
@@ -63,3 +64,22 @@ def test_decoding_leaves_the_special_tokens_out(tiny: Path) -> None:
 def test_the_special_tokens_are_single_ids(tiny: Path) -> None:
     assert encode(tiny, "<|im_start|>") == [1]
     assert encode(tiny, "a<|im_end|>b")[1] == 2
+
+
+def test_a_padded_batch_continues_each_prompt_as_it_would_alone(tiny: Path) -> None:
+    prompts = [PROMPTS[0], "Hi", PROMPTS[1]]  # lengths differ: the shorter ones are padded
+    alone = [genai_greedy(tiny, encode(tiny, p), NEW_TOKENS)[0] for p in prompts]
+    assert genai_greedy_batch(tiny, prompts, NEW_TOKENS) == alone
+
+
+def test_weights_in_an_external_data_file_load_and_generate_the_same(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout a decoder over protobuf's 2 GiB (llama3.1-8b) is written in."""
+    monkeypatch.setattr(store, "INLINE_LIMIT_BYTES", 0)
+    external = generative_model_dir("llm-tiny", root=tmp_path)
+    assert (external / store.EXTERNAL_DATA_FILE).stat().st_size > (
+        external / "model.onnx"
+    ).stat().st_size
+    ids = encode(tiny, PROMPTS[0])
+    assert genai_greedy(external, ids, NEW_TOKENS)[0] == genai_greedy(tiny, ids, NEW_TOKENS)[0]

@@ -1,8 +1,8 @@
 """Seeded synthetic weights for a Llama decoder: architecture-exact, trained on nothing.
 
-Scaled so the output depends on the input: embeddings of unit variance, projections of
-variance 1/fan_in (each block's output as large as its input, so no layer drowns the
-others), and an LM head whose logits spread by about 4, so greedy decoding follows the
+Scaled so the output depends on the input: projections of variance 1/fan_in (each block's
+output as large as its normalized input, so no layer drowns the others), and embeddings and
+an LM head (tied or not) whose logits spread by about 4, so greedy decoding follows the
 prompt instead of one token that wins everywhere. A logit bias keeps the special tokens and
 the bytes that are not printable ASCII from ever winning: the continuation is text a person
 can read (and compare), and it never ends early on an end-of-text token.
@@ -39,8 +39,14 @@ class SyntheticWeights:
         return self._rng.uniform(0.8, 1.2, self.dims.hidden).astype(np.float32)
 
     def embedding(self) -> Array:
-        """Unit-variance rows, (vocab, hidden)."""
-        return self._normal((self.dims.vocab, self.dims.hidden), 1.0)
+        """Rows of norm about LOGIT_SPREAD, (vocab, hidden).
+
+        Small beside the blocks' outputs (each of norm about sqrt(hidden)): a tied LM head
+        would otherwise find each token's own embedding in the residual stream and repeat it.
+        """
+        return self._normal(
+            (self.dims.vocab, self.dims.hidden), LOGIT_SPREAD / np.sqrt(self.dims.hidden)
+        )
 
     def layers(self) -> Iterator[LayerWeights]:
         """Each block drawn when asked for."""
