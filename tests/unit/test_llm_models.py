@@ -12,6 +12,7 @@ import pytest
 from harness.errors import ModelError
 from harness.models.llm import store
 from harness.models.llm.dims import LLAMA_DIMS, LlamaDims
+from harness.models.llm.genai_config import genai_config
 from harness.models.llm.gguf_source import unpermute_rope_rows
 from harness.models.llm.graph import build_decoder, inverse_frequencies
 from harness.models.llm.synthetic import SyntheticWeights
@@ -140,3 +141,23 @@ def test_an_unknown_generative_model_is_named_with_the_known_ones(tmp_path: Path
         ModelError, match=r"unknown generative model 'llm-huge' \(known: llama3.1-8b"
     ):
         store.generative_model_dir("llm-huge", root=tmp_path)
+
+
+def test_only_a_decoder_over_protobufs_limit_is_written_with_external_data() -> None:
+    assert LLAMA_DIMS["llama3.1-8b"].parameters * 4 > store.INLINE_LIMIT_BYTES
+    assert LLAMA_DIMS["smollm2-135m"].parameters * 4 < store.INLINE_LIMIT_BYTES
+
+
+def test_the_genai_config_names_the_graphs_inputs_and_dims() -> None:
+    dims = LLAMA_DIMS["llama3.1-8b"]
+    config = json.loads(genai_config(dims, bos_id=128_000, eos_id=128_009, pad_id=128_009))
+    decoder = config["model"]["decoder"]
+    assert (decoder["head_size"], decoder["num_key_value_heads"], decoder["num_hidden_layers"]) == (
+        128,
+        8,
+        32,
+    )
+    assert decoder["inputs"]["past_key_names"] == "past_key_values.%d.key"
+    assert decoder["outputs"]["present_value_names"] == "present.%d.value"
+    assert config["model"]["vocab_size"] == 128_256 and config["model"]["type"] == "llama"
+    assert config["search"]["past_present_share_buffer"] is False  # the graph Concats its past
