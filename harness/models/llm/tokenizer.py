@@ -18,6 +18,7 @@ from typing import Any, Final
 import numpy as np
 
 MAX_FILL_TOKEN_CHARS: Final = 12
+FILL_BATCH: Final = 4096
 # The GPT-2 pre-tokenizer's split, ASCII letters and digits only: enough for CORPUS.
 _WORDS: Final = re.compile(r"'s|'t|'re|'ve|'m|'ll|'d| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+")
 CORPUS: Final = (
@@ -152,22 +153,8 @@ def synthetic_tokenizer(vocab: int, seed: int) -> BpeTokenizer:
             f"a byte-level vocabulary needs more than {len(tokens)} tokens, not {vocab}"
         )
     merges = _learn_merges(CORPUS, alphabet, vocab - len(tokens))
-    known = set(tokens)
-    for left, right in merges:
-        tokens.append(left + right)
-        known.add(left + right)
-    rng = np.random.default_rng(seed)
-    printable = {alphabet[b] for b in PRINTABLE}
-    pool = [t for t in tokens[len(SYNTHETIC_SPECIALS) :] if set(t) <= printable]  # text only
-    while len(tokens) < vocab:
-        left, right = (pool[int(j)] for j in rng.integers(0, len(pool), 2))
-        joined = left + right
-        if joined in known or len(joined) > MAX_FILL_TOKEN_CHARS:
-            continue
-        pool.append(joined)
-        merges.append((left, right))
-        tokens.append(joined)
-        known.add(joined)
+    tokens += [left + right for left, right in merges]
+    _fill(tokens, merges, vocab, np.random.default_rng(seed))
     specials = [SpecialToken(id=i, content=t) for i, t in enumerate(SYNTHETIC_SPECIALS)]
     return BpeTokenizer(
         tokens=tokens,
@@ -177,6 +164,41 @@ def synthetic_tokenizer(vocab: int, seed: int) -> BpeTokenizer:
         eos=SYNTHETIC_SPECIALS[2],
         unk=SYNTHETIC_SPECIALS[0],
     )
+
+
+def _fill(
+    tokens: list[str], merges: list[tuple[str, str]], vocab: int, rng: np.random.Generator
+) -> None:
+    """Seeded merges up to ``vocab``: a printable token, then one printable character.
+
+    Tokens grow like words (a few characters, at most MAX_FILL_TOKEN_CHARS), every merge's
+    halves are already in the vocabulary, and a draw is rarely refused, so 128k tokens take
+    a second or two.
+    """
+    alphabet = byte_alphabet()
+    chars = [alphabet[b] for b in PRINTABLE]
+    printable = set(chars)
+    known = set(tokens)
+    pool = [
+        t
+        for t in tokens[len(SYNTHETIC_SPECIALS) :]
+        if set(t) <= printable and len(t) < MAX_FILL_TOKEN_CHARS
+    ]
+    while len(tokens) < vocab:
+        lefts = rng.integers(0, len(pool), FILL_BATCH)
+        rights = rng.integers(0, len(chars), FILL_BATCH)
+        for left_index, right_index in zip(lefts, rights, strict=True):
+            left, right = pool[int(left_index)], chars[int(right_index)]
+            joined = left + right
+            if joined in known:
+                continue
+            merges.append((left, right))
+            tokens.append(joined)
+            known.add(joined)
+            if len(joined) < MAX_FILL_TOKEN_CHARS:
+                pool.append(joined)
+            if len(tokens) == vocab:
+                return
 
 
 def _learn_merges(text: str, alphabet: list[str], limit: int) -> list[tuple[str, str]]:
