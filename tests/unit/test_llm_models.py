@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -161,3 +164,15 @@ def test_the_genai_config_names_the_graphs_inputs_and_dims() -> None:
     assert decoder["outputs"]["present_value_names"] == "present.%d.value"
     assert config["model"]["vocab_size"] == 128_256 and config["model"]["type"] == "llama"
     assert config["search"]["past_present_share_buffer"] is False  # the graph Concats its past
+
+
+def test_models_list_and_build_know_the_generative_models() -> None:
+    harness = [sys.executable, "-m", "harness", "models"]
+    listed = subprocess.run([*harness, "list"], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^smollm2-135m-instruct +from wheel +SmolLM2-135M-Instruct", listed, re.M)
+    assert re.search(r"^llama3\.1-8b +generated +Llama decoder", listed, re.M)
+    built = subprocess.run(
+        [*harness, "build", "llm-tiny"], capture_output=True, text=True, check=True
+    ).stdout
+    directory = Path(built.split()[1])
+    assert (directory / "genai_config.json").is_file() and (directory / "model.onnx").is_file()
