@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +48,10 @@ def chat(question: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def smollm2(model_cache: Path) -> Path:
-    return generative_model_dir("smollm2-135m-instruct", root=model_cache)
+def smollm2(model_cache: Path) -> Iterator[Path]:
+    directory = generative_model_dir("smollm2-135m-instruct", root=model_cache)
+    yield directory
+    shutil.rmtree(directory)  # 540 MB; the manifest then rebuilds it where it is asked for
 
 
 def test_the_real_model_is_the_pinned_onnx_file(smollm2: Path) -> None:
