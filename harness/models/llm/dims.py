@@ -77,7 +77,7 @@ class LlamaDims:
 
 # The synthetic generator's configs: llm-tiny for tests (seconds), the real SmolLM2-135M's
 # dims and Llama 3.1 8B's (Meta's config.json). llama3.1-8b is 32 GB of float32 weights
-# (written as model.onnx.data): building it needs about 40 GB of memory, never on a small host.
+# (written as model.onnx.data): building it needs, by estimate, 40 GB of memory (not measured).
 LLAMA_DIMS: Final[Mapping[str, LlamaDims]] = MappingProxyType(
     {
         "llm-tiny": LlamaDims(
