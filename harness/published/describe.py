@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from harness.records.published import MainMetric, PublishedResult, times
+from harness.records.published import (
+    MainMetric,
+    PublishedResult,
+    PublishedSystem,
+    times,
+    whole_count,
+)
 from harness.records.result import Latencies
 
 # Offline's one query spans the whole run: its "latency" percentiles are not a result.
@@ -24,9 +30,10 @@ def describe(record: PublishedResult) -> list[tuple[str, str]]:
         ("precision", _precision(record)),
         ("result", record.verdict + "".join(f"; {r}" for r in record.invalid_reasons)),
         ("metric", f"{record.metric.label} {_metric_value(record.metric)}"),
+        *([("per accelerator", per)] if (per := _per_accelerator(record)) else []),
         ("latency", _latency(lat) if record.scenario != "Offline" else OFFLINE_LATENCY),
         ("processor", _device(s.processor, s.processors_per_node)),
-        ("accelerator", _device(s.accelerator, s.accelerators_per_node)),
+        ("accelerator", _accelerators(s)),
         ("nodes", s.nodes or "not stated"),
         ("software", ", ".join(x for x in (s.framework, s.software) if x) or "not stated"),
         ("status", f"{s.status or 'not stated'}; system type {s.system_type or 'not stated'}"),
@@ -68,3 +75,25 @@ def _latency(lat: Latencies) -> str:
 
 def _device(model: str | None, count: str | None) -> str:
     return times(count, model) if model else "none"
+
+
+def _accelerators(s: PublishedSystem) -> str:
+    """The accelerators per node, and in the whole system where it has several nodes."""
+    if not s.accelerator:
+        return "none"
+    count, nodes = s.accelerator_count, whole_count(s.nodes)
+    if count is None:
+        return f"{_device(s.accelerator, s.accelerators_per_node)} (total not stated)"
+    if nodes == 1:
+        return times(s.accelerators_per_node, s.accelerator)
+    return f"{nodes} nodes x {times(s.accelerators_per_node, s.accelerator)} = {count} in all"
+
+
+def _per_accelerator(record: PublishedResult) -> str | None:
+    """A rate over the whole system's accelerators; None for a latency or no accelerator."""
+    metric, count = record.metric, record.system.accelerator_count
+    if metric.unit == "ns" or not record.system.accelerator:
+        return None
+    if count is None:
+        return "unknown (the system JSON does not state both counts)"
+    return f"{metric.value / count:,.2f} {metric.unit} ({count} accelerators)"

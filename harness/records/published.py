@@ -49,12 +49,29 @@ class PublishedSystem:
 
     @property
     def devices(self) -> tuple[str, ...]:
-        """Its processors and accelerators as stated ("2 x Xeon ..."), those it names."""
+        """Its processors and accelerators as stated ("2 x Xeon ..."), those it names.
+
+        A system of several nodes says so first: "4 nodes x 8 x H100" is 32 accelerators.
+        """
         pairs = (
             (self.processors_per_node, self.processor),
             (self.accelerators_per_node, self.accelerator),
         )
-        return tuple(times(count, model) for count, model in pairs if model)
+        nodes = whole_count(self.nodes)
+        per_node = f"{nodes} nodes x " if nodes is not None and nodes > 1 else ""
+        return tuple(per_node + times(count, model) for count, model in pairs if model)
+
+    @property
+    def accelerator_count(self) -> int | None:
+        """Accelerators in the whole system: per node times nodes, as the system JSON states.
+
+        None where it names no accelerator or either count is not a whole number (unknown:
+        the callers say so, never guess a node count).
+        """
+        per_node, nodes = whole_count(self.accelerators_per_node), whole_count(self.nodes)
+        if self.accelerator is None or per_node is None or nodes is None:
+            return None
+        return per_node * nodes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -170,6 +187,12 @@ class PublishedResult:
 def model_key(benchmark: str) -> str:
     """The LoadGen model key a benchmark directory stands for."""
     return MODEL_KEYS.get(benchmark, benchmark)
+
+
+def whole_count(text: str | None) -> int | None:
+    """A system JSON's count ("8", " 4 ") as a positive whole number, or None."""
+    stripped = (text or "").strip()
+    return int(stripped) if stripped.isdigit() and int(stripped) > 0 else None
 
 
 def times(count: str | None, model: str) -> str:
