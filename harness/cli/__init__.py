@@ -223,12 +223,28 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("--strict", action="store_true", help="exit non-zero on any warning")
     doctor.set_defaults(func=_doctor)
 
-    sweep = verbs.add_parser("sweep", help="Offline throughput against batch size, to saturation")
-    sweep.add_argument("scenario", type=Path, help="an Offline scenario YAML file")
+    sweep = verbs.add_parser(
+        "sweep",
+        help="Offline throughput against batch size, to saturation; or Server latency "
+        "against arrival rate (--server-rates)",
+    )
+    sweep.add_argument(
+        "scenario", type=Path, help="an Offline scenario YAML file (or Server, --server-rates)"
+    )
     sweep.add_argument(
         "--model", type=Path, help="run this ONNX file instead of the scenario's model"
     )
-    sweep.add_argument("--batches", help="comma-separated batch sizes (default 1,2,4,... to 1024)")
+    loads = sweep.add_mutually_exclusive_group()
+    loads.add_argument(
+        "--batches", help="Offline: comma-separated batch sizes (default 1,2,4,... to 1024)"
+    )
+    loads.add_argument(
+        "--server-rates",
+        metavar="QPS,... | auto",
+        help="Server: latency against these arrival rates, increasing (queries/s), or auto: "
+        "LoadGen's peak search first, then 25 %% to 125 %% of the rate it found; the knee is "
+        "the highest rate that met the p99 bound in every trial",
+    )
     _common(sweep, profile_default="quick")
     sweep.set_defaults(func=_sweep)
 

@@ -43,6 +43,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "sweep": (
         ("harness sweep scenarios/resnet50-offline.yaml", "batch 1, 2, 4, ... to saturation"),
         ("harness sweep scenarios/tiny-offline.yaml --batches 1,8,32", "these batch sizes"),
+        (
+            "harness sweep scenarios/resnet50-server.yaml --server-rates auto",
+            "Server latency against arrival rate, to the knee",
+        ),
     ),
     "report": (
         ("harness report results/runs/RUN_OR_GROUP", "report.md + report.html beside it"),

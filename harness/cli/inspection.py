@@ -260,8 +260,15 @@ def _make_out_dir(out: Path) -> Path:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from harness.records.layout import LOAD_FILE
+    from harness.report.loadtext import render_load
+    from harness.results.loadfile import read_load
+
     with contextlib.ExitStack() as stack:
         for path in args.run_dirs:
+            if (path / LOAD_FILE).is_file():  # a load sweep: its rates' table and knee
+                _say(render_load(read_load(path / LOAD_FILE), str(path)))
+                continue
             opened = _open(path, args.trust, stack)
             for member in opened.members:
                 note = _note(opened, member)

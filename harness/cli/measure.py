@@ -85,6 +85,8 @@ def _sweep(args: argparse.Namespace) -> int:
     from harness.execution.campaign import run_batch_sweep, trials_count
 
     _check_trials(args)
+    if args.server_rates is not None:
+        return _load_sweep(args)
     batches = _batches(args.batches) if args.batches else None
     campaign = _campaign(args.scenario, args, args.profile, model=args.model)
     _prepare(args)
@@ -92,6 +94,24 @@ def _sweep(args: argparse.Namespace) -> int:
     trials = trials_count(campaign, args.trials)
     sweep = run_batch_sweep(campaign, trials, batches=batches, stream=sys.stdout)
     print(sweep)
+    return 0
+
+
+def _load_sweep(args: argparse.Namespace) -> int:
+    from harness.analysis.loadsweep import parse_rates
+    from harness.execution.campaign import trials_count
+    from harness.execution.loadsweep import run_load_sweep
+
+    try:
+        rates = parse_rates(args.server_rates)
+    except ValueError as exc:
+        raise ConfigError(
+            f"--server-rates: {exc}; give increasing queries/s (e.g. 2,4,8) or auto"
+        ) from None
+    campaign = _campaign(args.scenario, args, args.profile, model=args.model)
+    _prepare(args)
+    trials = trials_count(campaign, args.trials)
+    print(run_load_sweep(campaign, trials, rates=rates, stream=sys.stdout))
     return 0
 
 

@@ -70,6 +70,7 @@ FORMATS: tuple[FileFormat, ...] = (
         version="GROUP_SCHEMA_VERSION",
         oldest="OLDEST_READABLE",
     ),
+    FileFormat(files="load.json", home="harness.results.loadfile", version="LOAD_FORMAT"),
     FileFormat(
         files="retry.json, peak.json", home="harness.handoff", version="SCHEMA_VERSION", oldest=0
     ),

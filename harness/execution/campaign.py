@@ -159,7 +159,7 @@ def _trials_failed(
     exc: HarnessError | KeyboardInterrupt,
 ) -> None:
     """Mark a group a trial failed in, keeping the trials that finished in its trials.json."""
-    cause, code = _failure(exc)
+    cause, code = failure_cause(exc)
     failure = f"trial-{len(runs) + 1} {cause}"
     mark_incomplete(group, failure, code)
     if runs:  # stats need a finished trial; the runs that failed say why in their INCOMPLETE
@@ -167,7 +167,7 @@ def _trials_failed(
         write_trials(group / TRIALS_FILE, partial)
 
 
-def _failure(exc: HarnessError | KeyboardInterrupt) -> tuple[str, int]:
+def failure_cause(exc: HarnessError | KeyboardInterrupt) -> tuple[str, int]:
     """What INCOMPLETE says of a group a run failed in, and the exit code."""
     if isinstance(exc, KeyboardInterrupt):  # with the phase it stopped in, when recorded
         return stop_cause(exc)
@@ -210,7 +210,7 @@ def run_batch_sweep(
     try:
         outcome = run_sweep(measure, batches=requested, is_oom=is_out_of_memory)
     except (HarnessError, KeyboardInterrupt) as exc:  # not out of memory: keep what finished
-        cause, code = _failure(exc)
+        cause, code = failure_cause(exc)
         failed_at = started[-1] if started else 0
         mark_incomplete(sweep, f"bs-{failed_at} {cause}", code)
         partial = failed_sweep(done, failed_at, cause, requested)

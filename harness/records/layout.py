@@ -49,10 +49,16 @@ COMPLIANCE_ACCURACY = "compliance_accuracy.txt"  # TEST01: its own log, scored a
 OUTCOME_FILE = "outcome.json"  # what the compliance worker left for its parent
 VERDICT_FILE = "verdict.json"  # the test's verdict, read by the submission export
 
+# --- a generative model's directory, as onnxruntime-genai reads it (its names, not ours) ---
+GENAI_CONFIG = "genai_config.json"
+TOKENIZER_JSON = "tokenizer.json"  # Hugging Face tokenizers' format, which genai reads
+TOKENIZER_CONFIG = "tokenizer_config.json"
+
 # --- a group: a directory of run directories and its summary file ---
 TRIALS_FILE = "trials.json"
 SWEEP_FILE = "sweep.json"
-GROUP_FILES = (TRIALS_FILE, SWEEP_FILE)
+LOAD_FILE = "load.json"  # a load sweep: Server's latency against the arrival rate
+GROUP_FILES = (TRIALS_FILE, SWEEP_FILE, LOAD_FILE)
 
 # --- a reproduction: a group of reruns beside what was recorded ---
 REPRODUCTION_FILE = "reproduction.json"

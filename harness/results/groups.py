@@ -6,7 +6,7 @@ from pathlib import Path
 
 from harness.errors import ResultError
 from harness.records.group import Group, GroupKind, GroupPoint, RunSet, Sweep
-from harness.records.layout import RESULT_FILE, SWEEP_FILE, TRIALS_FILE
+from harness.records.layout import LOAD_FILE, RESULT_FILE, SWEEP_FILE, TRIALS_FILE
 from harness.results.groupfile import SweepFilePoint, read_sweep, read_trials
 from harness.results.runfile import load_result
 
@@ -17,6 +17,11 @@ def load_group(path: Path) -> Group:
     if not directory.is_dir():
         raise ResultError(f"{path}: no such directory; pass a run, trials or sweep directory")
     label = directory.resolve().name
+    if (directory / LOAD_FILE).is_file():
+        raise ResultError(
+            f"{directory}: a load sweep ({LOAD_FILE}); `harness show` prints it, and each of "
+            "its rates (qps-*/) is a trials group that report and compare read"
+        )
     if (directory / SWEEP_FILE).is_file():
         sweep, runs = _load_sweep(directory)
         return Group(path=directory, kind="sweep", label=label, runs=runs, sweep=sweep)

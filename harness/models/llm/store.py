@@ -31,6 +31,7 @@ from harness.models.llm.synthetic import SyntheticWeights
 from harness.models.llm.tokenizer import BpeTokenizer, synthetic_tokenizer
 from harness.models.registry import cache_dir
 from harness.models.validate import file_sha256
+from harness.records.layout import GENAI_CONFIG, TOKENIZER_CONFIG, TOKENIZER_JSON
 
 EXTERNAL_DATA_FILE: Final = "model.onnx.data"
 # protobuf refuses messages of 2 GiB; larger decoders keep their weights in EXTERNAL_DATA_FILE
@@ -164,9 +165,9 @@ def write_files(files: ModelFiles, directory: Path) -> dict[str, str]:
     """Writes the model, its genai_config.json and tokenizer; returns each file's sha256."""
     bos, eos, pad = files.special_ids
     texts = {
-        "genai_config.json": genai_config(files.dims, bos_id=bos, eos_id=eos, pad_id=pad),
-        "tokenizer.json": files.tokenizer.tokenizer_json(),
-        "tokenizer_config.json": files.tokenizer.tokenizer_config_json(),
+        GENAI_CONFIG: genai_config(files.dims, bos_id=bos, eos_id=eos, pad_id=pad),
+        TOKENIZER_JSON: files.tokenizer.tokenizer_json(),
+        TOKENIZER_CONFIG: files.tokenizer.tokenizer_config_json(),
     }
     for file_name, text in texts.items():
         (directory / file_name).write_text(text, encoding="utf-8")

@@ -1,0 +1,72 @@
+"""A load sweep judged: its next rate, where to stop, its knee; pure, records in and out."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from harness.records.loadsweep import LoadPoint
+from harness.records.result import RunResult
+
+# Fractions of LoadGen's FindPeakPerformance rate an automatic sweep runs at: well under it,
+# where latency is the model's own, up to past it, where the queue grows.
+AUTO_FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25)
+# Points in a row over the bound after which higher rates only queue longer.
+STOP_AFTER_OVER = 2
+
+
+def auto_rates(peak_qps: float) -> tuple[float, ...]:
+    """The rates of `--server-rates auto`, from the peak LoadGen found (3 significant digits)."""
+    return tuple(float(f"{peak_qps * f:.3g}") for f in AUTO_FRACTIONS)
+
+
+def load_point(target_qps: float, directory: str, results: Sequence[RunResult]) -> LoadPoint:
+    """A rate's point from its trials' results: medians, and how many were VALID."""
+
+    def median(values: Sequence[float | None]) -> float | None:
+        known = [float(v) for v in values if v is not None]
+        return statistics.median(known) if known else None
+
+    return LoadPoint(
+        target_qps=target_qps,
+        dir=directory,
+        trials=len(results),
+        valid_trials=sum(1 for r in results if r.valid),
+        completed_qps=median([r.samples_per_second for r in results]),
+        p50_ns=median([r.latency_ns.p50 for r in results]),
+        p90_ns=median([r.latency_ns.p90 for r in results]),
+        p99_ns=median([r.latency_ns.p99 for r in results]),
+    )
+
+
+def over_in_a_row(points: Sequence[LoadPoint]) -> bool:
+    """Whether the last STOP_AFTER_OVER points all broke the bound: stop, higher rates queue."""
+    last = points[-STOP_AFTER_OVER:]
+    return len(last) == STOP_AFTER_OVER and not any(p.valid for p in last)
+
+
+def knee_qps(points: Sequence[LoadPoint]) -> float | None:
+    """The highest rate all of whose trials met the bound; None when none did."""
+    return max((p.target_qps for p in points if p.valid), default=None)
+
+
+def parse_rates(text: str) -> tuple[float, ...] | None:
+    """`--server-rates`: "auto" (None: from the peak search) or increasing rates, "2,4,8.5".
+
+    Raises:
+        ValueError: naming the value that is not a positive finite number, or the order.
+    """
+    if text.strip() == "auto":
+        return None
+    rates: list[float] = []
+    for word in text.split(","):
+        try:
+            rate = float(word)
+        except ValueError:
+            raise ValueError(f"{word.strip()!r} is not a number") from None
+        if not 0 < rate <= 1e7:
+            raise ValueError(f"{word.strip()!r} is not a rate in (0, 1e7] queries/s")
+        rates.append(rate)
+    if rates != sorted(set(rates)):
+        raise ValueError("rates must increase, each once")
+    return tuple(rates)

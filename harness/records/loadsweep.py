@@ -1,0 +1,53 @@
+"""A load sweep's records: Server's latency against the arrival rate, and where it bends.
+
+Each point is one arrival rate (LoadGen's Server scenario: Poisson arrivals at target_qps)
+run as trials; its latencies and completed rate are the trials' medians. The knee is the
+highest rate whose every trial met the latency bound (LoadGen's VALID); above it latency
+grows without bound, since the queue no longer drains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+LoadStop = Literal["rates", "over_bound", "error"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadPoint:
+    """One arrival rate: its trials' directory, medians of what they measured, verdicts."""
+
+    target_qps: float
+    dir: str
+    trials: int
+    valid_trials: int  # of `trials`, those LoadGen judged VALID (every bound met)
+    completed_qps: float | None  # median completed samples/s over the trials
+    p50_ns: float | None
+    p90_ns: float | None
+    p99_ns: float | None
+
+    @property
+    def valid(self) -> bool:
+        """Every trial met the bound."""
+        return self.trials > 0 and self.valid_trials == self.trials
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadSweep:
+    """Rates tried in order, the bound, the knee, and why the sweep stopped.
+
+    `peak_qps` is LoadGen's FindPeakPerformance result when the rates were derived from it
+    (`--server-rates auto`), None when they were given.
+    """
+
+    scenario_name: str
+    profile: str
+    latency_bound_ns: int | None
+    requested_qps: tuple[float, ...]
+    points: tuple[LoadPoint, ...]
+    knee_qps: float | None  # the highest VALID rate; None when no rate was
+    stopped: LoadStop
+    peak_qps: float | None = None
+    complete: bool = True
+    failure: str | None = None
