@@ -60,13 +60,13 @@ def _precision(result: RunResult) -> str:
 def _accuracy(result: RunResult) -> str:
     block = result.accuracy
     fp32 = block.against_fp32
-    verdict = "passed" if block.passed else "FAILED"
     if fp32.top1_agreement is not None:
         found = f"top-1 agreement with FP32 {fp32.top1_agreement * 100:.2f} %"
     else:
         cosine = float("nan") if fp32.cosine_similarity is None else fp32.cosine_similarity
         found = f"cosine similarity with FP32 {cosine:.6f}"
-    return f"{found} over {block.samples} samples: {verdict} ({block.criterion})"
+    why = block.criterion if block.not_measurable is None else block.not_measurable
+    return f"{found} over {block.samples} samples: {block.verdict} ({why})"
 
 
 def _compute(result: RunResult) -> str:
