@@ -138,7 +138,7 @@ def constant_responses(reference: Entries, outcome: ComplianceRun) -> str | None
     if len(sizes) != 1 or not (size := sizes.pop()) or size % dtype.itemsize:
         return None  # no comparable responses: the counts already say so
     decoded = decode_outputs(list(first.items()), dtype=dtype, shape=(size // dtype.itemsize,))
-    what = "the accuracy run's responses"
+    what = "the accuracy run"
     return degenerate_reference(decoded, kind=outcome.output_kind, what=what)
 
 
