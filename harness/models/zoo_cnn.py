@@ -29,6 +29,7 @@ NULL_WIDTH: Final = 16
 # The tiny CNN's convs: (input channels, output channels), all 3x3.
 _TINY_CONVS: Final = ((3, 32), (32, 64), (64, 64), (64, 64))
 # Version 2's tiny CNN has no BatchNorm: each conv after a ReLU restores unit variance.
+# Four layers deep, it needs no shift (zoo_init.ACT_SHIFT): unshifted, INT8 keeps more answers.
 TINY_GAIN: Final = 1.0 / math.sqrt(relu_moments(INPUT).var)
 # ResNet-50 stages: (bottleneck width, number of blocks, stride of the first block).
 _RESNET50_STAGES: Final = ((64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2))
@@ -65,9 +66,11 @@ def _conv(
     )
 
 
-def _batch_norm(g: Graph, init: Init, x: str, name: str, channels: int, conv_in: Moments) -> str:
+def _batch_norm(
+    g: Graph, init: Init, x: str, name: str, channels: int, conv_in: Moments, act: bool
+) -> str:
     """BatchNormalization with the statistics the generator version sets (see zoo_init)."""
-    stats = init.batch_norm(g, name, channels, conv_in)
+    stats = init.batch_norm(g, name, channels, conv_in, act)
     return g.op("BatchNormalization", [x, *stats], epsilon=1e-5)
 
 
@@ -95,7 +98,7 @@ def _conv_bn(
 ) -> tuple[str, Moments]:
     """Conv + BatchNorm (+ activation); tracks the activations' moments ``m``."""
     y = _conv(g, init, x, name, cin, cout, k, stride=stride, group=group)
-    y = _batch_norm(g, init, y, f"{name}.bn", cout, m_in)
+    y = _batch_norm(g, init, y, f"{name}.bn", cout, m_in, bool(act))
     return _act(g, y, act), init.after(bool(act))
 
 
