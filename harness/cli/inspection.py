@@ -35,7 +35,9 @@ def _models_list(args: argparse.Namespace) -> int:
     from harness.models.zoo import ZOO
 
     for name, entry in sorted(ZOO.items()):
-        print(f"{name:<16} generated  {entry.description}")
+        versions = ", ".join(str(v) for v in entry.versions)
+        generator = f"generator {entry.generator_version} (buildable: {versions})"
+        print(f"{name:<16} generated  {entry.description}; {generator}")
     for name, official in sorted(OFFICIAL.items()):
         print(f"{name:<16} download   {official.note} ({official.url})")
     return 0

@@ -393,3 +393,14 @@ def test_a_changed_official_file_is_checked_again(
         official_model_path("resnet50-mlperf", root=tmp_path)
     assert path.read_bytes() == b"model bytez"  # a file placed or changed by hand is not deleted
     assert urls == [OFFICIAL["resnet50-mlperf"].url]
+
+
+def test_models_list_names_each_generator_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import cli
+
+    assert cli.main(["models", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    resnet = next(line for line in lines if line.startswith("resnet50 "))
+    assert resnet.endswith("; generator 2 (buildable: 1, 2)")
+    bert = next(line for line in lines if line.startswith("bert_base "))
+    assert bert.endswith("; generator 1 (buildable: 1)")
