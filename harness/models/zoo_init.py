@@ -8,15 +8,18 @@ large input-independent offset: the classifiers answer one class for nearly ever
 Version 2 keeps the graphs and draws, and removes that offset where it arises:
 
 - every conv filter sums to zero over its input channels at each kernel tap (a depthwise
-  filter: over its taps), so inputs that share one mean, whatever it is, contribute none, at the
-  borders too; each filter then has unit norm, so a conv keeps its input's variance;
+  filter: over each row and each column of taps), so inputs that share one mean, whatever it
+  is, contribute none, at the borders too (a depthwise one: but at the corners); each filter
+  then has unit norm, so a conv keeps its input's variance;
 - BatchNorm holds the statistics a calibration pass would find on that: mean 0 and the tracked
-  variance (gamma 1, beta 0), so each normalised output has about unit variance;
+  variance (gamma 1), so each normalised output has about unit variance; beta is ACT_SHIFT
+  before an activation (see there), else 0;
 - the classifier's rows sum to zero (the pooled features' common mean cancels) and are scaled
-  so the logits spread across inputs.
+  so the logits spread across inputs (the tiny CNN, without BatchNorm, also centres its logits
+  by a float64 pass: harness.models.zoo_reference).
 
-Every constant follows from the seed alone, with no inference: a generator's output is the same
-bytes on every machine.
+Every constant follows from the seed alone, with no onnxruntime inference: a generator's output
+is the same bytes on every machine.
 """
 
 from __future__ import annotations
