@@ -167,12 +167,12 @@ class InitV2:
         """Zero sum at each tap over input channels (depthwise: rows, columns), norm ``gain``."""
         w = g.rng.standard_normal(shape, dtype=np.float32).astype(np.float64)
         if shape[1] > 1:  # at each tap, across input channels
-            w -= w.mean(axis=1, keepdims=True)
+            w -= _reduced(w.mean(axis=1, keepdims=True))
         else:  # depthwise: each row and column of taps, so a border's missing ones sum to 0
-            w -= w.mean(axis=2, keepdims=True)
-            w -= w.mean(axis=3, keepdims=True)
+            w -= _reduced(w.mean(axis=2, keepdims=True))
+            w -= _reduced(w.mean(axis=3, keepdims=True))
         norm = np.sqrt(np.sum(w * w, axis=(1, 2, 3), keepdims=True))
-        return g.init(name, (w * (gain / norm)).astype(np.float32))
+        return g.init(name, (w * _reduced(gain / norm)).astype(np.float32))
 
     def batch_norm(
         self, g: Graph, name: str, channels: int, conv_in: Moments, act: bool
@@ -205,9 +205,20 @@ class InitV2:
         """Rows of norm LOGIT_GAIN summing to zero (``std`` is version 1's)."""
         del std
         w = g.rng.standard_normal(shape, dtype=np.float32).astype(np.float64)
-        w -= w.mean(axis=1, keepdims=True)
-        w *= LOGIT_GAIN / np.sqrt(np.sum(w * w, axis=1, keepdims=True))
+        w -= _reduced(w.mean(axis=1, keepdims=True))
+        w *= _reduced(LOGIT_GAIN / np.sqrt(np.sum(w * w, axis=1, keepdims=True)))
         return g.init(name, w.astype(np.float32))
+
+
+def _reduced(values: np.ndarray) -> np.ndarray:
+    """A reduction's float64 result rounded to float32, then used exactly.
+
+    numpy may sum in another order on another CPU, changing a float64 result's last bit; one
+    float32 rounding hides that (but with odds of about 2^-29 a value), and what follows is
+    exact or rounded element by element, so the model is the same bytes everywhere.
+    """
+    rounded: np.ndarray = values.astype(np.float32).astype(np.float64)
+    return rounded
 
 
 INITS: Final[dict[int, Init]] = {1: InitV1(), 2: InitV2()}

@@ -38,10 +38,11 @@ RESNET = TensorSpec(name="input_tensor:0", dtype=np.dtype(np.float32), shape=(1,
 CAL = {"calibration_samples": 16}
 # Measured on 256 seeded samples (seed 1, not the calibration data), onnxruntime 1.32, the tiny
 # model of generator 2 (its answers follow its input; generator 1's were one class, so every
-# conversion agreed 100 %): FP16 max |logit error| 0.0065 (logits up to 2.1), top-1 1.0; INT8
-# static QDQ top-1 agreement 0.871 (max error 0.43; QOperator, Percentile and Entropy alike),
-# dynamic 0.883 (0.30). The bounds below leave a margin for other CPUs.
+# conversion agreed 100 %): FP16 max |logit error| 0.0064 (logits up to 2.1), top-1 0.996 (one
+# near tie of 256); INT8 static QDQ top-1 agreement 0.871 (max error 0.43; QOperator,
+# Percentile and Entropy alike), dynamic 0.883 (0.30). The bounds leave a margin for other CPUs.
 FP16_ATOL = 2e-2
+FP16_MIN_TOP1 = 0.99
 INT8_MIN_TOP1 = 0.8
 
 
@@ -120,7 +121,7 @@ def test_tiny_fp16_keeps_float32_io_and_stays_close(
     assert converted.fp32_ops == ()  # no op of the tiny model is in the block list
     got = _run(converted.path, eval_inputs)
     np.testing.assert_allclose(got, tiny_reference, rtol=0, atol=FP16_ATOL)
-    assert _top1(got, tiny_reference) == 1.0
+    assert _top1(got, tiny_reference) >= FP16_MIN_TOP1
 
 
 def test_fp16_io_types_follow_the_recipe(tiny: Path, tmp_path: Path) -> None:
