@@ -47,10 +47,15 @@ MAX_INPUT_ELEMENTS = 2**31
 
 @dataclass(frozen=True, kw_only=True)
 class ModelConfig:
-    """Which ONNX model to run: a zoo generator (`zoo`) or a file (`path`)."""
+    """Which ONNX model to run: a zoo generator (`zoo`) or a file (`path`).
+
+    `generator`: a zoo model's generator version (harness.records.generators); unset, the
+    current one, which the request then states.
+    """
 
     zoo: str | None = None
     path: str | None = None
+    generator: int | None = None
     precision: Precision = "fp32"
     dims: Mapping[str, int] = field(default_factory=dict)
     loadgen_name: str | None = None
@@ -61,6 +66,10 @@ class ModelConfig:
             raise ValueError(
                 "zoo: give exactly one of 'zoo' (a generated model) or 'path' (an ONNX file)"
             )
+        if self.generator is not None and self.zoo is None:
+            raise ValueError("generator: only a zoo model has a generator version")
+        if self.generator is not None and self.generator < 1:
+            raise ValueError(f"generator: must be >= 1, got {self.generator}")
         if self.loadgen_name is not None and not re.fullmatch(
             r"[A-Za-z0-9_.-]+", self.loadgen_name
         ):

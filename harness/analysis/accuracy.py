@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.analysis.degenerate import degenerate_reference
 from harness.analysis.labels import Label
 from harness.errors import ConfigError, ResultError
 from harness.files import atomic_write_text
@@ -216,6 +217,9 @@ def score_accuracy(
 ) -> Accuracy:
     """The accuracy record of result.json: agreement with FP32, label accuracy if any, verdict.
 
+    The verdict is "not measurable" (``passed`` False, ``not_measurable`` the reason) when the
+    reference answers alike for every input (harness.analysis.degenerate).
+
     Args:
         outputs: Per-sample outputs decoded from the accuracy log.
         reference: The FP32 model's outputs on the same samples.
@@ -232,13 +236,16 @@ def score_accuracy(
     if labels is not None:
         labelled = _against_labels(outputs, reference, labels, label_offset, reference_top1)
     passed, criterion = verdict(fp32, labelled)
+    # A reference that answers alike for every input passes a SUT that computes nothing.
+    reason = degenerate_reference({k: reference[k] for k in outputs}, kind=kind)
     return Accuracy(
         samples=len(outputs),
         against_fp32=fp32,
         against_labels=labelled,
-        passed=passed,
+        passed=passed and reason is None,
         criterion=criterion,
         reference=described_as,
+        not_measurable=reason,
     )
 
 
@@ -279,6 +286,8 @@ def render_accuracy(accuracy: Accuracy) -> str:
     lines.append("")
     labelled = accuracy.against_labels
     lines += _label_lines(labelled) if labelled else ["against labels: no labelled dataset given"]
+    if accuracy.not_measurable is not None:
+        lines += ["", f"verdict: NOT MEASURABLE: {accuracy.not_measurable}"]
     return "\n".join(lines) + "\n"
 
 

@@ -36,7 +36,9 @@ def _models_list(args: argparse.Namespace) -> int:
     from harness.models.zoo import ZOO
 
     for name, entry in sorted(ZOO.items()):
-        print(f"{name:<22} generated  {entry.description}")
+        versions = ", ".join(str(v) for v in entry.versions)
+        generator = f"generator {entry.generator_version} (buildable: {versions})"
+        print(f"{name:<22} generated  {entry.description}; {generator}")
     for name, llm in sorted(GENERATIVE.items()):
         print(f"{name:<22} {'generated' if llm.seeded else 'from wheel':<10} {llm.description}")
     for name, official in sorted(OFFICIAL.items()):

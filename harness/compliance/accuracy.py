@@ -24,6 +24,7 @@ from harness.analysis.accuracy import (
     read_accuracy_log,
     scored_label_offset,
 )
+from harness.analysis.degenerate import degenerate_reference
 from harness.analysis.labels import Label, scenario_labels
 from harness.compliance.check import Check, make_check
 from harness.compliance.outcome import ComplianceRun
@@ -98,6 +99,10 @@ def check_accuracy(
         )
         return make_check(False, f"accuracy: {cause}", [*lines, f"problem: {cause}"])
     if counts.perf_log_data_mismatch == 0:
+        constant = constant_responses(ref_entries, outcome)
+        if constant is not None:  # equal responses then show nothing
+            summary = f"accuracy: not measurable: {constant}"
+            return make_check(False, summary, [*lines, f"problem: not measurable: {constant}"])
         summary = f"accuracy: all {matched} logged responses equal the accuracy run's"
         return make_check(True, summary, [*lines, summary.removeprefix("accuracy: ")])
     differ = f"{counts.perf_log_data_mismatch} of {matched}"
@@ -119,6 +124,22 @@ def check_accuracy(
     )
     summary = f"accuracy: {differ} responses differ; {fallback.metric} within 1 %: {verdict}"
     return make_check(fallback.passed, summary, lines, verdict=False)
+
+
+def constant_responses(reference: Entries, outcome: ComplianceRun) -> str | None:
+    """Why the accuracy run's responses cannot tell a computing SUT from a constant one.
+
+    They answer alike for every sample (harness.analysis.degenerate): a SUT that returns one
+    output for every query then logs responses equal to the accuracy run's.
+    """
+    first = dict(reversed(list(reference)))  # the first response of each sample
+    sizes = {len(data) for data in first.values()}
+    dtype = np.dtype(outcome.response_dtype)
+    if len(sizes) != 1 or not (size := sizes.pop()) or size % dtype.itemsize:
+        return None  # no comparable responses: the counts already say so
+    decoded = decode_outputs(list(first.items()), dtype=dtype, shape=(size // dtype.itemsize,))
+    what = "the accuracy run"
+    return degenerate_reference(decoded, kind=outcome.output_kind, what=what)
 
 
 def compare(reference: Entries, logged: Entries) -> Counts:

@@ -167,7 +167,7 @@ def _source_path(scenario: Scenario, override: Path | None) -> Path:
     if override is not None:
         return override
     if scenario.model.zoo is not None:
-        return zoo_model_path(scenario.model.zoo)
+        return zoo_model_path(scenario.model.zoo, generator=scenario.model.generator)
     return Path(str(scenario.model.path))
 
 

@@ -52,11 +52,13 @@ def cache_dir() -> Path:
     return cache_root() / "models"
 
 
-def zoo_model_path(name: str, *, seed: int = DEFAULT_SEED, root: Path | None = None) -> Path:
+def zoo_model_path(
+    name: str, *, seed: int = DEFAULT_SEED, root: Path | None = None, generator: int | None = None
+) -> Path:
     """Path of a generated zoo model, building it only when no valid cached copy exists.
 
     A manifest per (model, generator version, seed) names the file by its content hash;
-    a missing or altered file is rebuilt.
+    a missing or altered file is rebuilt. ``generator``: the version (None: the current).
     """
     from harness.models.zoo import ZOO
 
@@ -64,11 +66,12 @@ def zoo_model_path(name: str, *, seed: int = DEFAULT_SEED, root: Path | None = N
         raise ModelError(f"model.zoo: unknown zoo model '{name}' (known: {', '.join(sorted(ZOO))})")
     entry = ZOO[name]
     root = root or cache_dir()
-    manifest = root / f"{name}-g{entry.generator_version}-s{seed}.json"
+    version = entry.generator_version if generator is None else generator
+    manifest = root / f"{name}-g{version}-s{seed}.json"
     cached = _cached(manifest)
     if cached is not None:
         return cached
-    data = entry.builder(seed).SerializeToString()
+    data = entry.build(seed, version).SerializeToString()
     digest = hashlib.sha256(data).hexdigest()
     path = root / f"{name}-{digest[:16]}.onnx"
     atomic_write_bytes(path, data)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from types import MappingProxyType
+from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -11,14 +10,11 @@ import numpy.typing as npt
 import onnx
 from onnx import helper, numpy_helper
 
+from harness.records.generators import GENERATOR_VERSIONS as GENERATOR_VERSIONS
+
 OPSET: Final = 17
 IR_VERSION: Final = 8
 PRODUCER: Final = "beyond-tops"
-
-# Bumped whenever a generator's output changes (recorded in the model and the cache's names).
-GENERATOR_VERSIONS: Final[Mapping[str, int]] = MappingProxyType(
-    {"tiny": 1, "mobilenet_v2": 1, "resnet50": 1, "bert_base": 1, "null": 1}
-)
 
 Dims = Sequence[int | str]
 
@@ -40,6 +36,13 @@ class Graph:
         self._names.add(name)
         self.inits.append(numpy_helper.from_array(array, name))
         return name
+
+    def array(self, name: str) -> npt.NDArray[Any]:
+        """The values of an initializer added before, by name."""
+        for tensor in self.inits:
+            if tensor.name == name:
+                return numpy_helper.to_array(tensor)
+        raise KeyError(name)
 
     def normal(self, name: str, shape: tuple[int, ...], std: float) -> str:
         """Adds a float32 N(0, std^2) initializer drawn from the seeded generator."""
@@ -79,11 +82,11 @@ class Graph:
         self,
         name: str,
         seed: int,
+        version: int,
         inputs: Sequence[onnx.ValueInfoProto],
         outputs: Sequence[onnx.ValueInfoProto],
     ) -> onnx.ModelProto:
         """Wraps the accumulated graph into a model with the zoo's opset, IR and metadata."""
-        version = GENERATOR_VERSIONS[name]
         graph = helper.make_graph(self.nodes, name, list(inputs), list(outputs), self.inits)
         model = helper.make_model(
             graph,

@@ -9,7 +9,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 
-from harness.models.zoo_graph import Graph, value_info
+from harness.models.zoo_graph import GENERATOR_VERSIONS, Graph, value_info
 
 
 def _dense(g: Graph, x: str, name: str, n_in: int, n_out: int) -> str:
@@ -120,6 +120,7 @@ def build_bert_base(
     return g.model(
         "bert_base",
         seed,
+        GENERATOR_VERSIONS["bert_base"],
         [
             value_info(n, TensorProto.INT64, seq_dims)
             for n in ("input_ids", "attention_mask", "token_type_ids")

@@ -49,7 +49,12 @@ class LabelAccuracy:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Accuracy:
-    """LoadGen's AccuracyOnly pass, scored against FP32 (and labels when the data has them)."""
+    """LoadGen's AccuracyOnly pass, scored against FP32 (and labels when the data has them).
+
+    ``not_measurable``: why the FP32 reference cannot judge the outputs (it answers alike for
+    every input); ``passed`` is then False and the verdict reads "not measurable". None: the
+    reference was found to depend on its input (results before schema 6 were not checked).
+    """
 
     samples: int
     against_fp32: Fp32Agreement
@@ -57,3 +62,11 @@ class Accuracy:
     passed: bool
     criterion: str
     reference: str
+    not_measurable: str | None = None
+
+    @property
+    def verdict(self) -> Literal["passed", "FAILED", "NOT MEASURABLE"]:
+        """The verdict in words, as show, report and accuracy.txt print it."""
+        if self.not_measurable is not None:
+            return "NOT MEASURABLE"
+        return "passed" if self.passed else "FAILED"

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
 import harness
-from harness.config import PROFILES, scenario_from_dict, scenario_to_dict
+from harness.config import PROFILES, Scenario, scenario_from_dict, scenario_to_dict
 from harness.errors import ConfigError
 from harness.files import atomic_write_text
+from harness.records.generators import UNRECORDED_GENERATOR
 from harness.records.request import Expectation, RunRequest
 from harness.strictjson import Format, JsonObject, maybe, read_versioned, shown_kind, want
 
@@ -93,7 +95,7 @@ def read_job(path: Path) -> Job:
     test = _choice(data, "test", TESTS, where)
     profile = _choice(data, "profile", PROFILES, where)
     request = RunRequest(
-        scenario=scenario_from_dict(data.get("scenario"), f"{where}: scenario"),
+        scenario=_stated_generator(scenario_from_dict(data.get("scenario"), f"{where}: scenario")),
         scenario_path=_path(maybe(data, "scenario_path", str, where, ConfigError)),
         profile=profile,
         hw=want(data, "hw", str, where, ConfigError),
@@ -107,6 +109,16 @@ def read_job(path: Path) -> Job:
         expected=_expectation(maybe(data, "expected", dict, where, ConfigError), where),
         attempt=_or(maybe(data, "attempt", int, where, ConfigError), 1),
         previous_attempt=maybe(data, "previous_attempt", str, where, ConfigError),
+    )
+
+
+def _stated_generator(scenario: Scenario) -> Scenario:
+    """A job file that names no zoo generator version predates them: it ran version 1."""
+    model = scenario.model
+    if model.zoo is None or model.generator is not None:
+        return scenario
+    return dataclasses.replace(
+        scenario, model=dataclasses.replace(model, generator=UNRECORDED_GENERATOR)
     )
 
 

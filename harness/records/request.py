@@ -7,11 +7,13 @@ LoadGen test's job.json (`harness.records.job.Job`), and the worker reads it bac
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.config import ProfileName, Scenario, model_name
+from harness.records.generators import GENERATOR_VERSIONS
 
 # LoadGen's config parser splits on whitespace: a key keeps only these characters.
 _LOADGEN_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -43,6 +45,13 @@ class RunRequest:
     hw: str
     model_override: Path | None = None  # --model: this ONNX file instead of the scenario's
     strict: bool = False
+
+    def __post_init__(self) -> None:
+        # A zoo model's generator version is part of what runs: an unset one is today's.
+        model = self.scenario.model
+        if model.zoo is not None and model.generator is None and model.zoo in GENERATOR_VERSIONS:
+            stated = dataclasses.replace(model, generator=GENERATOR_VERSIONS[model.zoo])
+            object.__setattr__(self, "scenario", dataclasses.replace(self.scenario, model=stated))
 
     @property
     def model_name(self) -> str:

@@ -65,7 +65,6 @@ def _precision(result: RunResult) -> str:
 def _accuracy(result: RunResult) -> str:
     block = result.accuracy
     fp32 = block.against_fp32
-    verdict = "passed" if block.passed else "FAILED"
     if fp32.top1_agreement is not None:
         found = f"top-1 agreement with FP32 {fp32.top1_agreement * 100:.2f} %"
     else:
@@ -75,7 +74,8 @@ def _accuracy(result: RunResult) -> str:
     if labelled is not None and labelled.top1 is not None:
         top5 = "" if labelled.top5 is None else f", top-5 {labelled.top5 * 100:.2f} %"
         found = f"top-1 {labelled.top1 * 100:.2f} %{top5} against labels; {found}"
-    return f"{found} over {block.samples} samples: {verdict} ({block.criterion})"
+    why = block.criterion if block.not_measurable is None else block.not_measurable
+    return f"{found} over {block.samples} samples: {block.verdict} ({why})"
 
 
 def _compute(result: RunResult) -> str:

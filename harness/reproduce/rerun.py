@@ -267,7 +267,8 @@ def _job_model(run_request: RunRequest) -> list[Path]:
         return [run_request.model_override]
     if model.path is not None:
         return [Path(model.path)]
-    return [zoo_model_path(str(model.zoo))]  # built again, or found cached
+    # built again by the recorded generator version (job.json: 1 when it names none)
+    return [zoo_model_path(str(model.zoo), generator=model.generator)]
 
 
 def _other_copies(result: RunResult, sha256: str) -> list[Path]:

@@ -13,6 +13,8 @@ History:
        ``latency_ns.early_stopping_p99`` and ``server`` (null before).
     5. ``files``: the run directory's data files by what they hold (query_latencies.npz,
        telemetry.csv, cpu_telemetry.csv); null before, when none was listed.
+    6. ``accuracy.not_measurable``: why the FP32 reference cannot judge accuracy (it answers
+       alike for every input), the verdict then "not measurable"; null before: not checked.
 """
 
 from __future__ import annotations
@@ -102,6 +104,16 @@ def migrate_4_to_5(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def migrate_5_to_6(data: Mapping[str, Json]) -> Data:
+    """Schema 5 -> 6: whether the reference could judge accuracy was not checked: null."""
+    out = copy.deepcopy(dict(data))
+    accuracy = out.get("accuracy")
+    if isinstance(accuracy, dict):
+        accuracy.setdefault("not_measurable", None)
+    out["schema_version"] = 6
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -109,6 +121,7 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     2: migrate_2_to_3,
     3: migrate_3_to_4,
     4: migrate_4_to_5,
+    5: migrate_5_to_6,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 

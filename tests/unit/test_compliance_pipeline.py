@@ -24,9 +24,11 @@ from harness.files import mark_complete, read_incomplete
 from harness.records.job import Job, read_job, write_job
 from harness.records.request import RunRequest
 from tests.conftest import REPO, TINY_SS, write_scenario
-from tests.unit.test_compliance_verify import A, accuracy_log, detail_log
+from tests.unit.test_compliance_verify import A, B, C, accuracy_log, detail_log
 
 Step = Callable[[Job], int]
+# One response per sample, of three classes: an accuracy run whose answers follow its input.
+RESPONSES = [(0, A), (1, B), (2, C)]
 
 
 class Workers:
@@ -48,7 +50,7 @@ def compliance_ok(speed: float = 1.0) -> Step:
         test = job.test
         assert test in ("TEST01", "TEST04")
         detail_log(job.run_dir / "mlperf_log_detail.txt", score=1e6 / speed, test=test)
-        accuracy_log(job.run_dir / "mlperf_log_accuracy.json", [(0, A)])
+        accuracy_log(job.run_dir / "mlperf_log_accuracy.json", RESPONSES)
         run = ComplianceRun(
             test=test,
             cwd=str(job.run_dir),
@@ -82,7 +84,7 @@ def measured_run(tmp_path: Path) -> tuple[RunRequest, Path]:
     write_job(job, (run_dir / "job.json"))
     (run_dir / "result.json").write_text("{}")
     detail_log(run_dir / "mlperf_log_detail.txt", score=1e6)
-    accuracy_log(run_dir / "accuracy" / "mlperf_log_accuracy.json", [(0, A)])
+    accuracy_log(run_dir / "accuracy" / "mlperf_log_accuracy.json", RESPONSES)
     return run_request, run_dir
 
 
@@ -200,7 +202,7 @@ def test_a_campaign_runs_its_compliance_tests_after_each_run(tmp_path: Path) -> 
     run_request = RunRequest(scenario=scenario, scenario_path=None, profile="quick", hw="cpu")
 
     def accuracy(job: Job) -> int:
-        accuracy_log(job.run_dir / "mlperf_log_accuracy.json", [(0, A)])
+        accuracy_log(job.run_dir / "mlperf_log_accuracy.json", RESPONSES)
         (job.run_dir / "user.conf").write_text("")
         return 0
 

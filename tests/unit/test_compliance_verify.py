@@ -235,6 +235,24 @@ def test_identical_responses_pass(tmp_path: Path) -> None:
     assert not (directory / "baseline_accuracy.txt").exists()  # no fallback needed
 
 
+def test_equal_responses_of_an_accuracy_run_that_answers_one_class_are_not_measurable(
+    tmp_path: Path,
+) -> None:
+    """The cheat: a SUT that runs once and answers alike logs responses equal to its own."""
+    constant = [(i, A) for i in range(8)]
+    run_dir, directory = accuracy_dirs(tmp_path, constant, constant)
+    check = check_accuracy(run_dir, directory, outcome(), DataConfig())
+    assert not check.passed and verdict_lines(check.text) == ["TEST FAIL"]
+    assert check.summary.startswith(
+        "accuracy: not measurable: the accuracy run answers class 1 for 8 of 8 samples"
+    )
+    tensors = [(i, A) for i in range(3)]
+    run_dir, directory = accuracy_dirs(tmp_path / "t", tensors, tensors)
+    check = check_accuracy(run_dir, directory, outcome(kind="tensor"), DataConfig())
+    assert not check.passed
+    assert "the accuracy run gives one output for all 3 samples" in check.summary
+
+
 def test_responses_that_differ_fail_even_when_the_fallback_passes(tmp_path: Path) -> None:
     reference = [(i, A) for i in range(200)]
     logged = [(i, A2 if i == 5 else A) for i in range(200)]  # one differs, same top-1

@@ -38,7 +38,7 @@ SCENARIO_KEYS = (
     "batch_size, data, model, name, peak_tflops, quick, runtime, scenario, schema_version, "
     "server, telemetry, trials, warmup"
 )
-MODEL_KEYS = "conversion, dims, loadgen_name, path, precision, zoo"
+MODEL_KEYS = "conversion, dims, generator, loadgen_name, path, precision, zoo"
 
 
 def _base() -> dict[str, Any]:
@@ -194,6 +194,28 @@ def test_unknown_top_level_key(tmp_path: Path) -> None:
     path = _write(tmp_path, _with(batchsize=8))
     message = _scenario_error(path)
     assert message == f"{path}: unknown key 'batchsize' (allowed: {SCENARIO_KEYS})"
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        (
+            {"path": "m.onnx", "generator": 1},
+            "generator: only a zoo model has a generator version",
+        ),
+        ({"zoo": "tiny", "generator": 0}, "generator: must be >= 1, got 0"),
+    ],
+)
+def test_a_generator_version_belongs_to_a_zoo_model(
+    tmp_path: Path, model: dict[str, Any], message: str
+) -> None:
+    assert message in _scenario_error(_write(tmp_path, _with(model=model)))
+
+
+def test_a_zoo_model_may_name_an_older_generator(tmp_path: Path) -> None:
+    scenario = load_scenario(_write(tmp_path, _with(model={"zoo": "resnet50", "generator": 1})))
+    assert scenario.model.generator == 1
+    assert load_scenario(_write(tmp_path, _base())).model.generator is None  # today's
 
 
 def test_unknown_nested_key_is_dotted(tmp_path: Path) -> None:

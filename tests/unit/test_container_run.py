@@ -183,7 +183,7 @@ def test_relative_model_and_data_paths_are_mounted_where_the_cwd_puts_them(
 ) -> None:
     (tmp_path / "m.onnx").write_bytes(b"onnx")
     (tmp_path / "npy").mkdir()
-    model = dataclasses.replace(job.request.scenario.model, zoo=None, path="m.onnx")
+    model = dataclasses.replace(job.request.scenario.model, zoo=None, generator=None, path="m.onnx")
     data = dataclasses.replace(job.request.scenario.data, source="npy", dir="npy")
     scenario = dataclasses.replace(job.request.scenario, model=model, data=data)
     request = dataclasses.replace(

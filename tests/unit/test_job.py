@@ -13,6 +13,7 @@ import pytest
 import harness
 from harness.config import load_scenario
 from harness.errors import ConfigError
+from harness.records.generators import GENERATOR_VERSIONS, UNRECORDED_GENERATOR
 from harness.records.job import JOB_SCHEMA_VERSION, Job, job_to_dict, read_job, write_job
 from harness.records.request import Expectation, RunRequest
 from tests.conftest import REPO, TINY_SS, write_scenario
@@ -154,3 +155,26 @@ def test_the_worker_refuses_a_missing_job_file_with_its_code(tmp_path: Path) -> 
     assert done.returncode == ConfigError.exit_code
     assert done.stderr.strip() == f"error: {tmp_path / 'none.json'}: no such job file"
     assert done.stdout == ""
+
+
+def test_a_zoo_job_states_its_generator_version(tmp_path: Path) -> None:
+    """An unset generator is today's, written into job.json: the job says what it ran."""
+    job = a_job(tmp_path)
+    assert job.request.scenario.model.generator == GENERATOR_VERSIONS["tiny"]
+    data = json.loads(write_job(job, tmp_path / "job.json").read_text())
+    assert data["scenario"]["model"]["generator"] == GENERATOR_VERSIONS["tiny"]
+    assert read_job(tmp_path / "job.json") == job
+
+
+def test_a_job_file_without_a_generator_ran_version_1(tmp_path: Path) -> None:
+    """Job files written before generators were versioned (the shipped bundles) ran version 1."""
+    data = job_to_dict(a_job(tmp_path))
+    scenario = data["scenario"]
+    assert isinstance(scenario, dict) and isinstance(scenario["model"], dict)
+    del scenario["model"]["generator"]
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    assert read_job(path).request.scenario.model.generator == UNRECORDED_GENERATOR == 1
+    scenario["model"]["generator"] = 1  # chosen on purpose: kept
+    path.write_text(json.dumps(data))
+    assert read_job(path).request.scenario.model.generator == 1

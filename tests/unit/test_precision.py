@@ -36,11 +36,14 @@ from harness.runtime.session import TensorSpec
 TINY = TensorSpec(name="input", dtype=np.dtype(np.float32), shape=(1, 3, 32, 32))
 RESNET = TensorSpec(name="input_tensor:0", dtype=np.dtype(np.float32), shape=(1, 3, 224, 224))
 CAL = {"calibration_samples": 16}
-# Measured on 256 seeded samples (seed 1, not the calibration data), onnxruntime 1.32:
-# FP16 max |logit error| 0.0016 (logits up to 4.4), INT8 static QDQ top-1 agreement 1.0
-# (max error 0.062), dynamic 1.0 (0.081). The bounds below leave a margin for other CPUs.
-FP16_ATOL = 5e-3
-INT8_MIN_TOP1 = 0.97
+# Measured on 256 seeded samples (seed 1, not the calibration data), onnxruntime 1.32, the tiny
+# model of generator 2 (its answers follow its input; generator 1's were one class, so every
+# conversion agreed 100 %): FP16 max |logit error| 0.0064 (logits up to 2.1), top-1 0.996 (one
+# near tie of 256); INT8 static QDQ top-1 agreement 0.871 (max error 0.43; QOperator,
+# Percentile and Entropy alike), dynamic 0.883 (0.30). The bounds leave a margin for other CPUs.
+FP16_ATOL = 2e-2
+FP16_MIN_TOP1 = 0.99
+INT8_MIN_TOP1 = 0.8
 
 
 @pytest.fixture(scope="module")
@@ -118,7 +121,7 @@ def test_tiny_fp16_keeps_float32_io_and_stays_close(
     assert converted.fp32_ops == ()  # no op of the tiny model is in the block list
     got = _run(converted.path, eval_inputs)
     np.testing.assert_allclose(got, tiny_reference, rtol=0, atol=FP16_ATOL)
-    assert _top1(got, tiny_reference) == 1.0
+    assert _top1(got, tiny_reference) >= FP16_MIN_TOP1
 
 
 def test_fp16_io_types_follow_the_recipe(tiny: Path, tmp_path: Path) -> None:
@@ -260,7 +263,9 @@ def test_resnet50_fp16(resnet: Path, resnet_input: np.ndarray, tmp_path: Path) -
     onnx.checker.check_model(str(converted.path))
     want = _run(resnet, resnet_input, "softmax_tensor:0")
     got = _run(converted.path, resnet_input, "softmax_tensor:0")
-    np.testing.assert_allclose(got, want, rtol=0, atol=1e-4)  # measured 7e-6
+    # Measured on 8 seeded inputs: max error 0.0025 of probabilities up to 0.078, top-1 8 of 8.
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-2)
+    assert got.argmax() == want.argmax()
 
 
 # --- the cache -----------------------------------------------------------------------------

@@ -35,13 +35,13 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Count calls of the tiny model's builder (the seeds it was called with)."""
     calls: list[int] = []
     entry = zoo.ZOO["tiny"]
-    real: Callable[[int], onnx.ModelProto] = entry.builder
+    real: Callable[[int, int], onnx.ModelProto] = entry.versioned
 
-    def counting(seed: int) -> onnx.ModelProto:
+    def counting(seed: int, version: int) -> onnx.ModelProto:
         calls.append(seed)
-        return real(seed)
+        return real(seed, version)
 
-    patched = {**zoo.ZOO, "tiny": dataclasses.replace(entry, builder=counting)}
+    patched = {**zoo.ZOO, "tiny": dataclasses.replace(entry, versioned=counting)}
     monkeypatch.setattr(zoo, "ZOO", patched)
     return calls
 
@@ -99,6 +99,35 @@ def test_zoo_model_seed_has_its_own_entry(cache: Path, builds: list[int]) -> Non
     assert _manifest(cache, 1).is_file()
     assert zoo_model_path("tiny", seed=1) == seed1
     assert builds == [0, 1]
+
+
+# The shipped results (results/published) ran resnet50 of generator version 1.
+RESNET50_V1_SHA256 = "385c5a0a2886089029c0c557d25f5d5811fdb11a471b02aadf6c65d862c4cb7b"
+
+
+def test_each_generator_version_has_its_own_entry_and_bytes(cache: Path) -> None:
+    current = zoo_model_path("tiny")
+    first = zoo_model_path("tiny", generator=1)
+    assert first != current
+    assert (cache / "tiny-g1-s0.json").is_file()
+    assert (cache / f"tiny-g{zoo.ZOO['tiny'].generator_version}-s0.json").is_file()
+    assert first.read_bytes() == zoo.build_tiny(0, generator=1).SerializeToString()
+    assert current.read_bytes() == zoo.build_tiny(0).SerializeToString()
+    assert zoo_model_path("tiny", generator=zoo.ZOO["tiny"].generator_version) == current
+
+
+def test_generator_version_1_rebuilds_the_shipped_resnet50(cache: Path) -> None:
+    """reproduce of results/published finds its model: version 1 is still byte-identical."""
+    path = zoo_model_path("resnet50", generator=1)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == RESNET50_V1_SHA256
+    current = zoo.ZOO["resnet50"].build(0).SerializeToString()
+    assert hashlib.sha256(current).hexdigest() != RESNET50_V1_SHA256  # a new generator: new bytes
+
+
+def test_unknown_generator_version_names_the_known_ones(cache: Path) -> None:
+    with pytest.raises(ModelError, match=r"model.generator: .*'tiny' has no generator version 9 "):
+        zoo_model_path("tiny", generator=9)
+    assert not cache.exists() or not list(cache.iterdir())
 
 
 def test_corrupted_model_is_rebuilt(cache: Path, builds: list[int]) -> None:
@@ -364,3 +393,14 @@ def test_a_changed_official_file_is_checked_again(
         official_model_path("resnet50-mlperf", root=tmp_path)
     assert path.read_bytes() == b"model bytez"  # a file placed or changed by hand is not deleted
     assert urls == [OFFICIAL["resnet50-mlperf"].url]
+
+
+def test_models_list_names_each_generator_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import cli
+
+    assert cli.main(["models", "list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    resnet = next(line for line in lines if line.startswith("resnet50 "))
+    assert resnet.endswith("; generator 2 (buildable: 1, 2)")
+    bert = next(line for line in lines if line.startswith("bert_base "))
+    assert bert.endswith("; generator 1 (buildable: 1)")

@@ -28,7 +28,9 @@ def test_a_zoo_model_is_named_by_the_zoo(request_: RunRequest) -> None:
 
 
 def test_a_model_file_is_named_by_its_stem(request_: RunRequest) -> None:
-    model = dataclasses.replace(request_.scenario.model, zoo=None, path="models/bert.onnx")
+    model = dataclasses.replace(
+        request_.scenario.model, zoo=None, generator=None, path="models/bert.onnx"
+    )
     assert model_name(model) == model.name == "bert"
     scenario = dataclasses.replace(request_.scenario, model=model)
     assert dataclasses.replace(request_, scenario=scenario).model_name == "bert"

@@ -13,6 +13,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, numpy_helper
 
+from harness.errors import ModelError
 from harness.models import zoo
 
 FloatArray = npt.NDArray[np.float32]
@@ -290,3 +291,85 @@ def test_null_generation_is_deterministic() -> None:
 def test_bert_rejects_heads_not_dividing_hidden() -> None:
     with pytest.raises(ValueError, match="num_heads"):
         zoo.build_bert_base(0, num_layers=1, hidden=100, num_heads=12)
+
+
+# --- input dependence (#25): a model that answers one class for every input tests nothing ---
+
+SEEDED_INPUTS = 64
+
+
+def _seeded_images(shape: tuple[int, ...]) -> FloatArray:
+    """The harness's synthetic samples 0..63 (seed 0): one N(0, 1) image each."""
+    return np.stack(
+        [
+            np.random.default_rng([0, i]).standard_normal(shape, dtype=np.float32)
+            for i in range(SEEDED_INPUTS)
+        ]
+    )
+
+
+def _top1(model: onnx.ModelProto, images: FloatArray) -> np.ndarray:
+    session = _session(model)
+    name = session.get_inputs()[0].name
+    scores = [session.run(None, {name: images[i : i + 16]})[-1] for i in range(0, len(images), 16)]
+    top1: np.ndarray = np.concatenate(scores).argmax(axis=1)
+    return top1
+
+
+@pytest.mark.parametrize(
+    ("name", "shape", "least"),
+    [
+        ("resnet50", (3, 224, 224), 32),
+        ("mobilenet_v2", (3, 224, 224), 32),
+        ("tiny", (3, 32, 32), 10),  # all of its 10 classes
+    ],
+)
+def test_each_cnn_answers_many_classes_over_seeded_inputs(
+    models: dict[str, onnx.ModelProto], name: str, shape: tuple[int, ...], least: int
+) -> None:
+    top1 = _top1(models[name], _seeded_images(shape))
+    _, counts = np.unique(top1, return_counts=True)
+    assert len(counts) >= least, f"{name}: {len(counts)} distinct top-1 classes of 64"
+    assert counts.max() <= SEEDED_INPUTS // 2  # no class answers most inputs
+
+
+def test_generator_1_answered_one_class_for_every_input() -> None:
+    """Why version 2 exists: version 1's tiny CNN answers one class for all 64 inputs."""
+    top1 = _top1(zoo.ZOO["tiny"].build(0, 1), _seeded_images((3, 32, 32)))
+    assert len(np.unique(top1)) == 1
+
+
+def test_bert_outputs_differ_materially_between_samples(
+    models: dict[str, onnx.ModelProto],
+) -> None:
+    """Per-sample spread: the start logits of different random sequences are far apart."""
+    session = _session(models["bert_base"])
+    rng = np.random.default_rng(0)
+    starts = []
+    for _ in range(6):
+        ids = rng.integers(0, 30522, (1, 64), dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        feed["token_type_ids"] = np.zeros_like(ids)
+        starts.append(session.run(["output_start_logits"], feed)[0][0])
+    out = np.stack(starts)
+    # Across samples, each position's logit varies by most of the logits' overall spread
+    # (0.57 measured); a constant model gives 0. What samples share (positions) stays partial.
+    spread = float(out.std(axis=0).mean() / out.std())
+    assert spread > 0.4, spread
+    correlation = np.corrcoef(out)[np.triu_indices(len(out), 1)]
+    assert correlation.max() < 0.9, correlation
+
+
+def test_every_generator_version_builds_and_stamps_itself(
+    models: dict[str, onnx.ModelProto],
+) -> None:
+    for name, entry in zoo.ZOO.items():
+        assert entry.versions == tuple(range(1, entry.generator_version + 1))
+        props = {p.key: p.value for p in models[name].metadata_props}
+        assert props["zoo.generator_version"] == str(entry.generator_version), name
+    first = zoo.ZOO["tiny"].build(0, 1)
+    assert {p.key: p.value for p in first.metadata_props}["zoo.generator_version"] == "1"
+    assert first.SerializeToString() != models["tiny"].SerializeToString()
+    assert zoo.ZOO["tiny"].build(0, 2).SerializeToString() == models["tiny"].SerializeToString()
+    with pytest.raises(ModelError, match="'bert_base' has no generator version 2"):
+        zoo.ZOO["bert_base"].build(0, 2)
