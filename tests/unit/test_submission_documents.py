@@ -138,7 +138,7 @@ def test_src_readme_names_every_commit_once() -> None:
 
 def _file_scenario(path: Path) -> RunRequest:
     request = _job().request
-    model = dataclasses.replace(request.scenario.model, zoo=None, path=str(path))
+    model = dataclasses.replace(request.scenario.model, zoo=None, generator=None, path=str(path))
     scenario = dataclasses.replace(request.scenario, model=model)
     return dataclasses.replace(request, scenario=scenario)
 
