@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from harness.analysis.plausibility import refuse_implausible
 from harness.bundle.manifest import FileEntry, Provenance, manifest_bytes, run_record
 from harness.bundle.numbers import check_run, describe_all
 from harness.bundle.signature import signature_bytes
@@ -31,6 +32,7 @@ from harness.records.layout import (
     SWEEP_FILE,
     TRIALS_FILE,
 )
+from harness.results.runfile import from_dict
 from harness.strictjson import JsonObject, read_json
 
 # What makes a directory a root a bundle takes, by the file that marks it, in this order.
@@ -201,6 +203,8 @@ def _run(item: _Item) -> JsonObject:
             "run as it was measured"
         )
     result = read_json(item.source, ResultError)  # bounded, strict: no NaN, no deep nesting
+    if isinstance(result, dict):
+        refuse_implausible(from_dict(result, str(item.source)), str(item.source), "bundled")
     return run_record(item.name.rpartition("/")[0], result if isinstance(result, dict) else {})
 
 

@@ -13,6 +13,9 @@ History:
        ``latency_ns.early_stopping_p99`` and ``server`` (null before).
     5. ``files``: the run directory's data files by what they hold (query_latencies.npz,
        telemetry.csv, cpu_telemetry.csv); null before, when none was listed.
+    6. ``plausibility``: the physics check's verdict (IMPLAUSIBLE where achieved FLOP/s exceed
+       the measured GEMM rate or the peak by more than a margin). Older results are judged
+       from their own recorded figures when read, so an impossible old run is flagged too.
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 
+from harness.analysis.plausibility import judge
+from harness.errors import ResultError
+from harness.records.codec import from_data, to_object
+from harness.records.measures import Utilization
 from harness.strictjson import Json, JsonObject
 
 Data = JsonObject
@@ -102,6 +109,24 @@ def migrate_4_to_5(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def migrate_5_to_6(data: Mapping[str, Json]) -> Data:
+    """Schema 5 -> 6: the physics check, judged from the result's own samples/s and FLOPs.
+
+    A utilization block that does not decode is left for the loader to refuse by its key.
+    """
+    out = copy.deepcopy(dict(data))
+    util, sps = out.get("utilization"), out.get("samples_per_second")
+    try:
+        record = from_data(Utilization, util, "utilization")
+    except ResultError:
+        out["schema_version"] = 6
+        return out
+    rate = float(sps) if isinstance(sps, int | float) and not isinstance(sps, bool) else None
+    out.setdefault("plausibility", to_object(judge(record, rate)))
+    out["schema_version"] = 6
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -109,6 +134,7 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     2: migrate_2_to_3,
     3: migrate_3_to_4,
     4: migrate_4_to_5,
+    5: migrate_5_to_6,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 
