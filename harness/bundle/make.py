@@ -22,7 +22,7 @@ from harness.bundle.tarball import (
     unsafe_reason,
     write_tar,
 )
-from harness.errors import ConfigError, EditedResultError, ResultError
+from harness.errors import ConfigError, EditedResultError, ImplausibleError, ResultError
 from harness.files import INCOMPLETE_FILE, atomic_create, read_incomplete
 from harness.records.layout import (
     BUNDLE_RUNS_DIR,
@@ -34,6 +34,7 @@ from harness.records.layout import (
 )
 from harness.results.runfile import from_dict
 from harness.strictjson import JsonObject, read_json
+from harness.text import printable
 
 # What makes a directory a root a bundle takes, by the file that marks it, in this order.
 ROOT_KINDS = ((RESULT_FILE, "run"), (TRIALS_FILE, "trials"), (SWEEP_FILE, "sweep"))
@@ -204,8 +205,24 @@ def _run(item: _Item) -> JsonObject:
         )
     result = read_json(item.source, ResultError)  # bounded, strict: no NaN, no deep nesting
     if isinstance(result, dict):
-        refuse_implausible(from_dict(result, str(item.source)), str(item.source), "bundled")
+        _refuse_implausible(item.source, result)
     return run_record(item.name.rpartition("/")[0], result if isinstance(result, dict) else {})
+
+
+def _refuse_implausible(source: Path, result: JsonObject) -> None:
+    """An IMPLAUSIBLE run is not bundled: judged again where the result reads as one."""
+    try:
+        loaded = from_dict(result, str(source))
+    except ResultError:  # not a whole result: its recorded verdict alone can be read
+        block = result.get("plausibility")
+        if isinstance(block, dict) and block.get("verdict") == "IMPLAUSIBLE":
+            raise ImplausibleError(
+                f"{source}: IMPLAUSIBLE ({printable(str(block.get('figure')), newlines=False)}): "
+                "this machine cannot compute "
+                "that fast, so the run is not bundled"
+            ) from None
+        return
+    refuse_implausible(loaded, str(source), "bundled")
 
 
 def _members(items: Sequence[_Item], entries: dict[str, FileEntry]) -> Iterator[Member]:
