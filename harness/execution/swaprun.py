@@ -30,7 +30,12 @@ from harness.stopping import Phases
 
 
 def run_swap_audit(job: Job, *, phases: Phases, progress: IO[str] | None = None) -> SwapCheck:
-    """Both loads, then the verdict, written into ``job.run_dir`` (the worker's directory)."""
+    """Both loads, then the verdict, written into ``job.run_dir`` (the worker's directory).
+
+    Responses must carry the outputs, so a device run copies them back here, as the accuracy
+    test does, whatever its timed path did.
+    """
+    job = _with_host_copies(job)
     ready = _prepare(job, progress, phases)
     executor, _, expected = _warmed(job, ready, phases)
     scenario = job.request.scenario
@@ -69,3 +74,12 @@ def run_swap_audit(job: Job, *, phases: Phases, progress: IO[str] | None = None)
     check = check_swap(responses, reference, swapped.shown, kind=ready.model.kind)
     write_swap_verdict(check, job.run_dir)
     return check
+
+
+def _with_host_copies(job: Job) -> Job:
+    scenario = job.request.scenario
+    runtime = dataclasses.replace(scenario.runtime, include_host_copies=True)
+    request = dataclasses.replace(
+        job.request, scenario=dataclasses.replace(scenario, runtime=runtime)
+    )
+    return dataclasses.replace(job, request=request)

@@ -105,3 +105,19 @@ def test_a_verdict_of_another_test_is_refused(tmp_path: Path) -> None:
     (tmp_path / "verdict.json").write_text(json.dumps({"schema_version": 1, "test": "TEST01"}))
     with pytest.raises(ResultError, match="not a SWAP audit's verdict"):
         read_swap_verdict(tmp_path)
+
+
+def test_a_swap_job_reads_back_and_an_older_job_file_still_reads(tmp_path: Path) -> None:
+    from harness.config import load_scenario
+    from harness.records.job import JOB_SCHEMA_VERSION, Job, job_to_dict, read_job, write_job
+    from harness.records.request import RunRequest
+    from tests.conftest import TINY_SS, write_scenario
+
+    scenario = load_scenario(write_scenario(tmp_path / "s.yaml", TINY_SS))
+    request = RunRequest(scenario=scenario, scenario_path=None, profile="quick", hw="cpu")
+    job = Job(request=request, test="SWAP", run_dir=tmp_path / "run")
+    assert read_job(write_job(job, tmp_path / "job.json")) == job
+    assert JOB_SCHEMA_VERSION == 3
+    older = {**job_to_dict(job), "test": "TEST04", "schema_version": 2}
+    (tmp_path / "old.json").write_text(json.dumps(older))
+    assert read_job(tmp_path / "old.json").test == "TEST04"
