@@ -33,13 +33,20 @@ data: {{total_sample_count: 64}}
 warmup: {{min_queries: 20, min_duration_ms: 300}}
 quick: {{min_duration_ms: 1500, min_query_count: 200, performance_sample_count: 32}}
 """
+OFFLINE = (
+    SCENARIO.replace("name: matmul-ss-cheats", "name: matmul-offline-cheats")
+    .replace("scenario: SingleStream\n", "scenario: Offline\n")
+    .replace("batch_size: 1", "batch_size: 8")
+)
 CHEATS_PATH = REPO / "tests" / "cheats"
 
 
-def _run(tmp: Path, cache: Path, cheat: str | None) -> tuple[Path, dict[str, Any], int, str]:
+def _run(
+    tmp: Path, cache: Path, cheat: str | None, text: str = SCENARIO
+) -> tuple[Path, dict[str, Any], int, str]:
     """`harness run` then `harness compliance SWAP` with the cheat on in every worker."""
     model = write_matmul_model(tmp / "matmul.onnx")
-    scenario = write_scenario(tmp / "s.yaml", SCENARIO.format(model=model))
+    scenario = write_scenario(tmp / "s.yaml", text.format(model=model))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("BEYOND_TOPS_CACHE", str(cache))
         if cheat is not None:
@@ -123,3 +130,15 @@ def test_an_sut_answering_once_fails_accuracy_and_the_swap_audit(answer_once: An
     assert current < 0.5 * informative, swap
     assert result["plausibility"]["verdict"] == "IMPLAUSIBLE"  # it infers nothing either
     _ratio(result)
+
+
+def test_a_cache_in_offline_batches_is_caught_the_same_way(
+    tmp_path_factory: pytest.TempPathFactory, model_cache: Path
+) -> None:
+    _, result, swap_code, swap = _run(
+        tmp_path_factory.mktemp("offline"), model_cache, "caching", OFFLINE
+    )
+    assert result["scenario"] == "Offline" and result["accuracy"]["passed"] is True
+    assert result["plausibility"]["verdict"] == "IMPLAUSIBLE", result["plausibility"]
+    _ratio(result)
+    assert swap_code == 1 and swap.endswith("TEST FAIL\n"), swap
