@@ -26,12 +26,10 @@ from harness.datasets.samples import SampleSource
 from harness.errors import ResultError
 from harness.files import atomic_write_text
 from harness.records.job import AuditTest
-from harness.records.layout import VERDICT_FILE
+from harness.records.layout import VERDICT_FILE, VERIFY_SWAP
 from harness.strictjson import read_versioned, want
 
 SWAP_TEST: AuditTest = "SWAP"
-VERIFY_SWAP = "verify_swap.txt"
-FIRST_LOAD_DIR = "first-load"  # the first performance test's logs, under the audit's directory
 # Performance mode, every response logged: LoadGen logs each with probability
 # target / expected queries, capped at 1.
 SWAP_AUDIT: Mapping[str, int] = types.MappingProxyType(

@@ -13,7 +13,6 @@ from typing import IO
 
 from harness.analysis.accuracy import decode_outputs, read_accuracy_log
 from harness.compliance.swap import (
-    FIRST_LOAD_DIR,
     SWAP_AUDIT,
     SwapCheck,
     SwappedSource,
@@ -25,7 +24,7 @@ from harness.execution.runner import _loadgen_test, _prepare, _warmed
 from harness.loadgen.plan import Audit, write_test_confs
 from harness.models.prepare import data_key, reference_outputs
 from harness.records.job import Job
-from harness.records.layout import ACCURACY_LOG
+from harness.records.layout import ACCURACY_LOG, SWAP_FIRST_LOAD_DIR
 from harness.stopping import Phases
 
 
@@ -47,7 +46,7 @@ def run_swap_audit(job: Job, *, phases: Phases, progress: IO[str] | None = None)
         "total_samples": ready.source.total_count,
         "mode": "performance",
     }
-    first = job.run_dir / FIRST_LOAD_DIR
+    first = job.run_dir / SWAP_FIRST_LOAD_DIR
     first.mkdir(exist_ok=True)
     if progress is not None:
         progress.write("  SWAP audit: performance test 1 of 2, each index with its own data\n")
