@@ -98,7 +98,9 @@ class ExitCode:
 
 SUCCESS: Final = ExitCode(code=0, meaning="success (every run LoadGen-VALID)")
 # Reserved for a run that completed: no error class may use it.
-INVALID: Final = ExitCode(code=1, meaning="a run finished but LoadGen judged it INVALID")
+INVALID: Final = ExitCode(
+    code=1, meaning="a run finished but LoadGen judged it INVALID, or it is IMPLAUSIBLE"
+)
 INTERRUPTED: Final = ExitCode(
     code=130, meaning="interrupted (Ctrl-C); what it stopped is marked INCOMPLETE, by path"
 )

@@ -274,14 +274,18 @@ def _with_batch(scenario: Scenario, batch_size: int, path: Path) -> Scenario:
 
 
 def _group_status(path: Path) -> int:
-    """0 when every run under `path` is LoadGen-VALID and passed its compliance tests, else 1."""
+    """0 when every run under `path` is VALID, not IMPLAUSIBLE and passed its tests, else 1."""
     from harness.compliance.verify import compliance_passed
     from harness.records.layout import RESULT_FILE
     from harness.results.runfile import load_result
 
     results = [path] if (path / RESULT_FILE).is_file() else []
     results += sorted(p.parent for p in path.rglob(f"trial-*/{RESULT_FILE}"))
-    valid = [load_result(run).outcome.valid and compliance_passed(run) for run in results]
+    loaded = [(run, load_result(run)) for run in results]
+    valid = [
+        r.outcome.valid and r.plausibility.verdict != "IMPLAUSIBLE" and compliance_passed(run)
+        for run, r in loaded
+    ]
     return 0 if valid and all(valid) else 1
 
 

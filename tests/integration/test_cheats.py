@@ -52,7 +52,9 @@ def _run(
         if cheat is not None:
             patch.setenv("BT_CHEAT", cheat)
             patch.setenv("PYTHONPATH", f"{CHEATS_PATH}:{REPO}")
-        assert main(["run", str(scenario), "--out", str(tmp / "runs")]) in (0, 1)
+        code = main(["run", str(scenario), "--out", str(tmp / "runs")])
+        # a cheat's run exits 1 (IMPLAUSIBLE); an honest one 0, or 1 if LoadGen found it INVALID
+        assert code == 1 if cheat is not None else code in (0, 1)
         (run,) = (tmp / "runs").iterdir()
         swap_code = main(["compliance", "SWAP", str(run)])
     result = json.loads((run / "result.json").read_text())
@@ -99,7 +101,7 @@ def test_a_cache_on_in_every_mode_is_implausible_and_fails_the_swap_audit(
     assert result["valid"] is True and result["accuracy"]["passed"] is True
     # the physics check: far more FLOP/s than the GEMM probe measured
     assert result["plausibility"]["verdict"] == "IMPLAUSIBLE", result["plausibility"]
-    assert _ratio(result) > result["plausibility"]["limit"] == 2.0
+    assert _ratio(result) > result["plausibility"]["limit"] == 3.0
     assert result["submission_valid"] is False
     capsys.readouterr()
     assert main(["show", str(run)]) == 0
