@@ -56,6 +56,10 @@ class SchedulerError(HarnessError):
     """Slurm or Kubernetes refused a request, could not be reached, or is not installed."""
 
 
+class ImplausibleError(HarnessError):
+    """A result the physics check found IMPLAUSIBLE was to be bundled or exported."""
+
+
 class BundleError(HarnessError):
     """A file given as a bundle is not one, or holds an unsafe member (a link, a `..` path)."""
 
@@ -98,7 +102,9 @@ class ExitCode:
 
 SUCCESS: Final = ExitCode(code=0, meaning="success (every run LoadGen-VALID)")
 # Reserved for a run that completed: no error class may use it.
-INVALID: Final = ExitCode(code=1, meaning="a run finished but LoadGen judged it INVALID")
+INVALID: Final = ExitCode(
+    code=1, meaning="a run finished but LoadGen judged it INVALID, or it is IMPLAUSIBLE"
+)
 INTERRUPTED: Final = ExitCode(
     code=130, meaning="interrupted (Ctrl-C); what it stopped is marked INCOMPLETE, by path"
 )
@@ -145,6 +151,11 @@ ERROR_CODES: Final[Mapping[type[HarnessError], ExitCode]] = MappingProxyType(
         HarnessError: ExitCode(code=9, meaning="any other harness error (the message says why)"),
         SchedulerError: ExitCode(
             code=27, meaning="the scheduler (Slurm, Kubernetes) refused or could not be reached"
+        ),
+        ImplausibleError: ExitCode(
+            code=29,
+            meaning="bundle or submission refused: a run is IMPLAUSIBLE (faster than the "
+            "machine computes)",
         ),
         # harness verify: one code per way a bundle can fail, so scripts can tell them apart
         BundleError: ExitCode(

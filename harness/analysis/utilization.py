@@ -49,12 +49,11 @@ def utilization(
         )
     fraction = None if achieved is None or peak is None else achieved / peak.tflops
     if fraction is not None and fraction > 1:
-        # A peak below what was measured proves its assumptions wrong (usually the clock:
-        # VMs show the nominal clock and no boost); say so rather than print > 100 % quietly.
+        # Either the peak's assumptions are wrong (VMs show the nominal clock, no boost) or
+        # the run did not compute what it claims: the plausibility check tells them apart.
         reasons.append(
-            f"achieved exceeds the computed peak ({fraction * 100:.0f} %): the peak's "
-            "assumptions do not hold on this machine (often the clock); set peak_tflops in "
-            "the scenario"
+            f"achieved exceeds the peak ({fraction * 100:.0f} %): the peak's assumptions "
+            "(often the clock) or the run itself is wrong; see plausibility"
         )
     elif peak is not None and peak.basis == "guess":
         reasons.append(
@@ -67,9 +66,8 @@ def utilization(
     of_attainable = None if achieved is None or attainable is None else achieved / attainable
     if of_attainable is not None and of_attainable > 1:
         reasons.append(
-            f"achieved exceeds the measured GEMM rate ({of_attainable * 100:.0f} %): the "
-            "model's kernels beat a plain MatMul here (fused or Winograd convolutions), or the "
-            "probe ran on a busier machine"
+            f"achieved exceeds the measured GEMM rate ({of_attainable * 100:.0f} %); see "
+            "plausibility for whether this machine can compute that"
         )
     return Utilization(
         flops_per_sample=flops,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from harness.analysis.plausibility import refuse_implausible
 from harness.bundle.manifest import FileEntry, Provenance, manifest_bytes, run_record
 from harness.bundle.numbers import check_run, describe_all
 from harness.bundle.signature import signature_bytes
@@ -21,7 +22,7 @@ from harness.bundle.tarball import (
     unsafe_reason,
     write_tar,
 )
-from harness.errors import ConfigError, EditedResultError, ResultError
+from harness.errors import ConfigError, EditedResultError, ImplausibleError, ResultError
 from harness.files import INCOMPLETE_FILE, atomic_create, read_incomplete
 from harness.records.layout import (
     BUNDLE_RUNS_DIR,
@@ -31,7 +32,9 @@ from harness.records.layout import (
     SWEEP_FILE,
     TRIALS_FILE,
 )
+from harness.results.runfile import from_dict
 from harness.strictjson import JsonObject, read_json
+from harness.text import printable
 
 # What makes a directory a root a bundle takes, by the file that marks it, in this order.
 ROOT_KINDS = ((RESULT_FILE, "run"), (TRIALS_FILE, "trials"), (SWEEP_FILE, "sweep"))
@@ -201,7 +204,25 @@ def _run(item: _Item) -> JsonObject:
             "run as it was measured"
         )
     result = read_json(item.source, ResultError)  # bounded, strict: no NaN, no deep nesting
+    if isinstance(result, dict):
+        _refuse_implausible(item.source, result)
     return run_record(item.name.rpartition("/")[0], result if isinstance(result, dict) else {})
+
+
+def _refuse_implausible(source: Path, result: JsonObject) -> None:
+    """An IMPLAUSIBLE run is not bundled: judged again where the result reads as one."""
+    try:
+        loaded = from_dict(result, str(source))
+    except ResultError:  # not a whole result: its recorded verdict alone can be read
+        block = result.get("plausibility")
+        if isinstance(block, dict) and block.get("verdict") == "IMPLAUSIBLE":
+            raise ImplausibleError(
+                f"{source}: IMPLAUSIBLE ({printable(str(block.get('figure')), newlines=False)}): "
+                "this machine cannot compute "
+                "that fast, so the run is not bundled"
+            ) from None
+        return
+    refuse_implausible(loaded, str(source), "bundled")
 
 
 def _members(items: Sequence[_Item], entries: dict[str, FileEntry]) -> Iterator[Member]:

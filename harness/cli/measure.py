@@ -23,7 +23,7 @@ from harness.config import (
 )
 from harness.errors import INVALID, SUCCESS, ConfigError, HarnessError
 from harness.hardware import get_target as hardware_target
-from harness.records.job import COMPLIANCE_TESTS
+from harness.records.job import AUDIT_TESTS, COMPLIANCE_TESTS
 
 # Where `harness bench NAME` looks for NAME.yaml (relative: the checkout, as make runs it).
 SUITES_DIR = Path("scenarios")
@@ -124,22 +124,40 @@ def _compliance(args: argparse.Namespace) -> int:
     args.hw, args.out = request.hw, args.run_dir  # a container sees the run's target and directory
     launch = _launcher(args) or launch_worker
     _prepare(args)
+    if args.test == "SWAP":
+        return _swap(request, args.run_dir, launch)
     test = as_compliance_test(args.test)
     verdict = run_compliance(request, args.run_dir, test, launch=launch, progress=sys.stderr)
     print(render_verdict(verdict))
     return SUCCESS.code if verdict.passed else INVALID.code
 
 
+def _swap(request: RunRequest, run_dir: Path, launch: Launcher) -> int:
+    """The harness's SWAP caching audit: exits 1 when it fails or cannot measure."""
+    from harness.compliance.swap import render_swap
+    from harness.execution.pipeline import run_swap
+
+    verdict = run_swap(request, run_dir, launch=launch, progress=sys.stderr)
+    print(render_swap(verdict))
+    return SUCCESS.code if verdict.passed else INVALID.code
+
+
 def add_compliance_verb(verbs: argparse._SubParsersAction[P]) -> None:
-    """`harness compliance TEST01|TEST04 RUN`."""
+    """`harness compliance TEST01|TEST04|SWAP RUN`."""
     parser = verbs.add_parser(
         "compliance",
-        help="run MLPerf's compliance TEST01 or TEST04 for a finished run, and verify it",
+        help="run MLPerf's compliance TEST01 or TEST04, or the harness's SWAP caching audit, "
+        "for a finished run, and verify it",
         description="Runs the test in RUN/compliance/TEST0x/ (its worker's working directory, "
         "where its audit.config is written) and writes verify_performance.txt, "
-        "verify_accuracy.txt (TEST01) and verdict.json there; exits 1 on TEST FAIL.",
+        "verify_accuracy.txt (TEST01) and verdict.json there; exits 1 on TEST FAIL. SWAP runs "
+        "the performance test twice in one worker, the data behind each sample index swapped "
+        "between the loads, and checks every response answers its current data (a cache "
+        "answers the old): verify_swap.txt.",
     )
-    parser.add_argument("test", choices=COMPLIANCE_TESTS, help="the compliance test")
+    parser.add_argument(
+        "test", choices=(*COMPLIANCE_TESTS, *AUDIT_TESTS), help="the compliance test or audit"
+    )
     parser.add_argument("run_dir", type=Path, metavar="RUN", help="a finished run directory")
     parser.add_argument(
         "--runner",
@@ -281,14 +299,18 @@ def _with_batch(scenario: Scenario, batch_size: int, path: Path) -> Scenario:
 
 
 def _group_status(path: Path) -> int:
-    """0 when every run under `path` is LoadGen-VALID and passed its compliance tests, else 1."""
+    """0 when every run under `path` is VALID, not IMPLAUSIBLE and passed its tests, else 1."""
     from harness.compliance.verify import compliance_passed
     from harness.records.layout import RESULT_FILE
     from harness.results.runfile import load_result
 
     results = [path] if (path / RESULT_FILE).is_file() else []
     results += sorted(p.parent for p in path.rglob(f"trial-*/{RESULT_FILE}"))
-    valid = [load_result(run).outcome.valid and compliance_passed(run) for run in results]
+    loaded = [(run, load_result(run)) for run in results]
+    valid = [
+        r.outcome.valid and r.plausibility.verdict != "IMPLAUSIBLE" and compliance_passed(run)
+        for run, r in loaded
+    ]
     return 0 if valid and all(valid) else 1
 
 

@@ -18,7 +18,7 @@ from harness.compliance.performance import check_performance
 from harness.config import DataConfig
 from harness.errors import ResultError
 from harness.files import atomic_write_text
-from harness.records.job import COMPLIANCE_TESTS, ComplianceTest
+from harness.records.job import AUDIT_TESTS, COMPLIANCE_TESTS, ComplianceTest
 from harness.records.layout import (
     COMPLIANCE_DIR,
     DETAIL_LOG,
@@ -97,13 +97,13 @@ def read_passed(directory: Path) -> bool:
 
 
 def compliance_passed(run_dir: Path) -> bool:
-    """Whether every compliance test run for `run_dir` (its latest of each) passed; none: True.
+    """Whether every compliance test and SWAP audit of `run_dir` (its latest) passed; none: True.
 
     A test without a verdict (its worker failed, or it is still running) has not passed.
     """
     return all(
         (directory / VERDICT_FILE).is_file() and read_passed(directory)
-        for test in COMPLIANCE_TESTS
+        for test in (*COMPLIANCE_TESTS, *AUDIT_TESTS)
         if (directory := run_dir / COMPLIANCE_DIR / test).is_dir()
     )
 

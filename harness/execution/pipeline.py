@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from harness.compliance.swap import SWAP_TEST, SwapVerdict, read_swap_verdict
 from harness.compliance.verify import Verdict, verify
 from harness.errors import STOP_SIGNALS, Interrupted, ResultError, RunError, stop_signal
 from harness.files import create_run_dir, mark_complete, mark_incomplete, read_incomplete
@@ -261,7 +262,33 @@ def run_compliance(
     return verdict
 
 
-def _check_measured(run_dir: Path, test: ComplianceTest) -> None:
+def run_swap(
+    request: RunRequest,
+    run_dir: Path,
+    *,
+    launch: Launcher = launch_worker,
+    progress: IO[str] | None = None,
+) -> SwapVerdict:
+    """The SWAP caching audit for the run in `run_dir`, in RUN/compliance/SWAP/ (a worker)."""
+    run_dir = run_dir.resolve()
+    _check_measured(run_dir, SWAP_TEST)
+    where = Phases(SWAP_TEST, pause=pause_from_env(os.environ))
+    with HeldStops() as held:
+        directory = _fresh_compliance_dir(run_dir, SWAP_TEST)
+        try:
+            mark_incomplete(directory, "SWAP started; no verdict yet")
+            held.release()
+            if progress is not None:
+                progress.write(f"== {request.scenario.name}: SWAP audit in {directory}\n")
+            _launch(_job(request, directory, SWAP_TEST), directory, launch, where)
+            verdict = read_swap_verdict(directory)
+        except KeyboardInterrupt as exc:
+            raise mark_stopped(directory, exc, where) from None
+    mark_complete(directory)
+    return verdict
+
+
+def _check_measured(run_dir: Path, test: str) -> None:
     """A compliance test compares with the run's performance (and accuracy) test: both done."""
     needed = [run_dir / RESULT_FILE]
     if test == "TEST01":
@@ -273,7 +300,7 @@ def _check_measured(run_dir: Path, test: ComplianceTest) -> None:
             )
 
 
-def _fresh_compliance_dir(run_dir: Path, test: ComplianceTest) -> Path:
+def _fresh_compliance_dir(run_dir: Path, test: str) -> Path:
     root = run_dir / COMPLIANCE_DIR
     directory = root / test
     try:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 import harness
 from harness.analysis.flops import count_flops
 from harness.analysis.peaks import resolve_peak
+from harness.analysis.plausibility import judge
 from harness.analysis.utilization import utilization
 from harness.config import ProfileName, Scenario
 from harness.errors import ResultError
@@ -102,12 +103,20 @@ def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResul
     accuracy = measured.accuracy
     sps = samples_per_second(log)
     session, machine = measured.session, measured.machine
+    used = run_utilization(spec, measured, sps)
+    plausibility = judge(used, sps)
     return RunResult(
         run_id=run_dir.name,
         created_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         scenario=spec.scenario.scenario,
         scenario_name=spec.scenario.name,
-        outcome=outcome(spec, measured.plan, log, accuracy_passed=accuracy.passed),
+        outcome=outcome(
+            spec,
+            measured.plan,
+            log,
+            accuracy_passed=accuracy.passed,
+            plausible=plausibility.verdict != "IMPLAUSIBLE",
+        ),
         latency_ns=from_data(Latencies, latency_percentiles_ns(log), "latency_ns"),
         samples_per_second=sps,
         qps_with_loadgen_overhead=_float(log.get("result_qps_with_loadgen_overhead")),
@@ -129,7 +138,8 @@ def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResul
         fingerprint=machine.fingerprint,
         telemetry=measured.telemetry,
         image=_image(image_info()),
-        utilization=run_utilization(spec, measured, sps),
+        utilization=used,
+        plausibility=plausibility,
         precision=from_data(PrecisionRecord, measured.precision, "precision"),
         accuracy=accuracy,
         server=server_record(spec, log, measured.batcher, run_dir, measured.batch_policy),
@@ -138,9 +148,14 @@ def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResul
 
 
 def outcome(
-    spec: Requested, plan: TestPlan, log: DetailLog, *, accuracy_passed: bool
+    spec: Requested,
+    plan: TestPlan,
+    log: DetailLog,
+    *,
+    accuracy_passed: bool,
+    plausible: bool = True,
 ) -> LoadGenOutcome:
-    """LoadGen's verdict, and whether the run counts for a submission."""
+    """LoadGen's verdict, and whether the run counts for a submission (never IMPLAUSIBLE)."""
     valid = log.get("result_validity") == "VALID"
     mode: Literal["performance", "accuracy"] = (
         "accuracy" if plan.mode == "accuracy" else "performance"
@@ -151,7 +166,8 @@ def outcome(
         submission_valid=valid
         and spec.profile == "submission"
         and not log.errors
-        and accuracy_passed,
+        and accuracy_passed
+        and plausible,
         valid=valid,
         invalid_reasons=_invalid_reasons(log),
         loadgen_errors=tuple(log.errors),

@@ -20,7 +20,7 @@ from harness.errors import CRASHED, STOP_SIGNALS, HarnessError, RunError, StopSi
 from harness.files import mark_complete, mark_incomplete
 from harness.handoff import write_peak, write_retry
 from harness.paths import CACHE_ENV
-from harness.records.job import COMPLIANCE_TESTS, Job, read_job
+from harness.records.job import AUDIT_TESTS, COMPLIANCE_TESTS, Job, read_job
 from harness.records.request import Expectation
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env
 
@@ -95,6 +95,8 @@ def _outcome(job: Job, phases: Phases) -> int:
         return 0
     if job.test in COMPLIANCE_TESTS:
         return _compliance(job, phases)
+    if job.test in AUDIT_TESTS:
+        return _swap(job, phases)
     if job.test == "find_peak":
         search = run_peak_search(job, progress=sys.stderr, phases=phases)
         phases.enter("write")
@@ -132,6 +134,16 @@ def _compliance(job: Job, phases: Phases) -> int:
     write_outcome(outcome, job.run_dir)
     mark_complete(job.run_dir)
     return 0
+
+
+def _swap(job: Job, phases: Phases) -> int:
+    """The SWAP caching audit, in its own directory as a compliance test is; 1 if it failed."""
+    from harness.execution.swaprun import run_swap_audit
+
+    job = enter_own_directory(job)
+    check = run_swap_audit(job, progress=sys.stderr, phases=phases)
+    mark_complete(job.run_dir)
+    return 0 if check.passed else 1
 
 
 def enter_own_directory(job: Job) -> Job:

@@ -20,8 +20,8 @@ T = TypeVar("T")
 
 # History: 1, the performance and accuracy tests; 2, the compliance tests TEST01 and TEST04
 # and Server's peak search, find_peak (a version 1 file is a version 2 file without them, so
-# both are read).
-JOB_SCHEMA_VERSION = 2
+# both are read); 3, the harness's own caching audit, SWAP (older files are read as well).
+JOB_SCHEMA_VERSION = 3
 JOB_OLDEST_READABLE = 1
 JOB_FORMAT = Format(
     what="a beyond-tops job file",
@@ -30,8 +30,17 @@ JOB_FORMAT = Format(
 )
 ComplianceTest = Literal["TEST01", "TEST04"]
 COMPLIANCE_TESTS: tuple[ComplianceTest, ...] = ("TEST01", "TEST04")
-LoadGenTest = Literal["performance", "accuracy", "find_peak", "TEST01", "TEST04"]
-TESTS: tuple[LoadGenTest, ...] = ("performance", "accuracy", "find_peak", *COMPLIANCE_TESTS)
+# The harness's own audits, beside MLPerf's tests (harness.compliance.swap).
+AuditTest = Literal["SWAP"]
+AUDIT_TESTS: tuple[AuditTest, ...] = ("SWAP",)
+LoadGenTest = Literal["performance", "accuracy", "find_peak", "TEST01", "TEST04", "SWAP"]
+TESTS: tuple[LoadGenTest, ...] = (
+    "performance",
+    "accuracy",
+    "find_peak",
+    *COMPLIANCE_TESTS,
+    *AUDIT_TESTS,
+)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -48,6 +48,8 @@ COMPLIANCE_ACCURACY = "compliance_accuracy.txt"  # TEST01: its own log, scored a
 # --- ours, in a compliance test's directory ---
 OUTCOME_FILE = "outcome.json"  # what the compliance worker left for its parent
 VERDICT_FILE = "verdict.json"  # the test's verdict, read by the submission export
+VERIFY_SWAP = "verify_swap.txt"  # the SWAP audit's counts and verdict
+SWAP_FIRST_LOAD_DIR = "first-load"  # the SWAP audit's first performance test's logs
 
 # --- a generative model's directory, as onnxruntime-genai reads it (its names, not ours) ---
 GENAI_CONFIG = "genai_config.json"

@@ -95,3 +95,26 @@ class Utilization:
     note: str | None
     approximations: tuple[str, ...]
     unknown_ops: tuple[str, ...]
+
+
+# The physics check's verdict on a run's achieved compute; see Plausibility.
+PlausibilityVerdict = Literal["plausible", "IMPLAUSIBLE", "not judged"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plausibility:
+    """Whether the achieved compute is physically possible on the machine that measured it.
+
+    ``verdict`` is IMPLAUSIBLE when achieved FLOP/s exceed the measured attainable rate (the
+    GEMM probe) or a known peak by more than a stated margin: the SUT answered faster than the
+    hardware can compute (a cache, an answer given once for every query). ``figure`` names the
+    comparison judged (achieved and the rate it was judged against, TFLOP/s), ``ratio`` is
+    achieved over that rate and ``limit`` the margin it may reach (None where not judged);
+    ``reason`` is one sentence a reader can act on.
+    """
+
+    verdict: PlausibilityVerdict
+    figure: str | None
+    ratio: float | None
+    limit: float | None
+    reason: str

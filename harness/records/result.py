@@ -9,7 +9,7 @@ from typing import Literal
 from harness.config import Precision, ProfileName, ScenarioName
 from harness.records.accuracy import Accuracy
 from harness.records.fingerprint import Fingerprint
-from harness.records.measures import PrecisionRecord, Utilization
+from harness.records.measures import Plausibility, PrecisionRecord, Utilization
 from harness.records.telemetry import TelemetrySummary
 
 # A LoadGen effective_* setting's value, as its detail log states it.
@@ -35,8 +35,8 @@ class ModelRecord:
 class LoadGenOutcome:
     """LoadGen's verdict on the timed test, and whether it counts for a submission.
 
-    ``submission_valid``: VALID, no LoadGen error, accuracy passed, under the submission
-    profile. In result.json these keys sit at the top level.
+    ``submission_valid``: VALID, no LoadGen error, accuracy passed, not IMPLAUSIBLE, under the
+    submission profile. In result.json these keys sit at the top level.
     """
 
     mode: Literal["performance", "accuracy"]
@@ -218,7 +218,9 @@ class RunResult:
     (None in Offline). ``server`` is the Server scenario's record, None in the others.
     ``files`` names the data files the harness wrote into the run directory beside LoadGen's
     logs, by what they hold ("query_latencies", "telemetry", "cpu_telemetry"); None in a
-    result from before schema 5, which did not list them.
+    result from before schema 5, which did not list them. ``plausibility`` is the physics
+    check's verdict on ``utilization`` (harness.analysis.plausibility); a result from before
+    schema 7 is judged when it is read.
     """
 
     run_id: str
@@ -246,6 +248,7 @@ class RunResult:
     telemetry: TelemetrySummary | None
     image: ContainerImage | None
     utilization: Utilization
+    plausibility: Plausibility
     precision: PrecisionRecord
     accuracy: Accuracy
     server: ServerRecord | None

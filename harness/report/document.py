@@ -156,7 +156,8 @@ def _runs(g: Group, links_from: Path | None) -> list[Block]:
     rows = tuple(
         (
             label,
-            "VALID" if r.outcome.valid else "INVALID",
+            ("VALID" if r.outcome.valid else "INVALID")
+            + (", IMPLAUSIBLE" if r.plausibility.verdict == "IMPLAUSIBLE" else ""),
             r.created_utc[:19].replace("T", " "),
             _files(run_dir, links_from),
         )

@@ -8,7 +8,7 @@ from pathlib import Path
 from harness.analysis.values import metric_getter
 from harness.records.group import Group, RunSet
 from harness.records.layout import CPU_TELEMETRY_FILE, QUERY_LATENCIES_FILE, TELEMETRY_FILE
-from harness.records.measures import Utilization
+from harness.records.measures import Plausibility, Utilization
 from harness.records.metrics import percent
 from harness.records.result import RunResult
 from harness.report import latency_plots, plots
@@ -192,7 +192,9 @@ def utilization_blocks(g: Group, prefix: str) -> list[Block]:
         "% of attainable",
         "peak",
         "peak basis",
+        "physics",
     )
+    judged = {label: r.plausibility for label, _, r in g.labelled(g.runs)}
     rows = tuple(
         (
             label,
@@ -203,10 +205,15 @@ def utilization_blocks(g: Group, prefix: str) -> list[Block]:
             _percent(u.fraction_of_attainable),
             u.peak_name or "n/a",
             u.peak_basis or "n/a",
+            _physics(judged[label]),
         )
         for label, u in found
     )
-    notes = distinct_notes([u.note for _, u in found], "Notes")
+    notes = distinct_notes(
+        [f"{p.figure}; {p.reason}" for p in judged.values() if p.verdict == "IMPLAUSIBLE"],
+        "IMPLAUSIBLE",
+    )
+    notes += distinct_notes([u.note for _, u in found], "Notes")
     notes += distinct_notes([u.peak_source for _, u in found], "Peak source")
     notes += distinct_notes([u.peak_assumptions for _, u in found], "Peak assumptions")
     notes += distinct_notes([u.attainable_method for _, u in found], "Attainable rate")
@@ -221,6 +228,13 @@ def utilization_blocks(g: Group, prefix: str) -> list[Block]:
     png = plots.utilization_png(bars)
     image = Image(f"{prefix}-utilization.png", png, "achieved vs peak", caption)
     return [heading, Table(header, rows), *notes, image]
+
+
+def _physics(p: Plausibility) -> str:
+    """The physics check's cell: the verdict, achieved over the ceiling and the margin."""
+    if p.ratio is None or p.limit is None:
+        return p.verdict
+    return f"{p.verdict}: {p.ratio:.2f}x (limit {p.limit:g}x)"
 
 
 def _percent(fraction: float | None) -> str:

@@ -41,6 +41,7 @@ figcaption { font-size: .85rem; color: #555; }
 details { margin: .6rem 0; }
 summary { cursor: pointer; font-weight: 600; }
 li { margin: .2rem 0; }
+.implausible { color: #b00020; font-weight: 700; }
 """
 # The figures' own data URIs: a constant prefix and base64, never a URL from a record.
 PNG_DATA_URI = "data:image/png;base64,"
@@ -74,7 +75,7 @@ def _html(block: Block) -> str:
         anchor = f' id="{safe.attribute(block.anchor)}"' if block.anchor else ""
         return f"<h{block.level}{anchor}>{safe.inline_html(block.text)}</h{block.level}>"
     if isinstance(block, Para):
-        return f"<p>{safe.inline_html(block.text)}</p>"
+        return f"<p{_alarm(block.text)}>{safe.inline_html(block.text)}</p>"
     if isinstance(block, Bullets):
         items = "".join(f"<li>{safe.inline_html(item)}</li>" for item in block.items)
         return f"<ul>{items}</ul>"
@@ -115,5 +116,10 @@ def _row(tag: str, cells: Sequence[str], numeric: Sequence[bool]) -> str:
 
 
 def _cell(tag: str, value: str, right: bool) -> str:
-    kind = ' class="num"' if right else ""
+    kind = ' class="num"' if right else _alarm(value)
     return f"<{tag}{kind}>{safe.inline_html(value)}</{tag}>"
+
+
+def _alarm(text: str) -> str:
+    """The red class for text that calls a result IMPLAUSIBLE (the physics check)."""
+    return ' class="implausible"' if "IMPLAUSIBLE" in text else ""

@@ -26,8 +26,9 @@ def render_summary(
     else:
         profile = "quick profile - NOT submission-valid"
     model, versions, warmup = result.model, result.versions, result.warmup
+    implausible = "; IMPLAUSIBLE (see physics)" if is_implausible(result) else ""
     rows = [
-        ("result", f"{verdict} per LoadGen; {profile}"),
+        ("result", f"{verdict} per LoadGen; {profile}{implausible}"),
         ("throughput", _throughput(result)),
         ("latency", _latency(result)),
         *([("server", line)] if (line := _server(result)) is not None else []),
@@ -41,6 +42,7 @@ def render_summary(
         ("precision", _precision(result)),
         ("accuracy", _accuracy(result)),
         ("compute", _compute(result)),
+        ("physics", physics_text(result)),
         ("power", _power(result)),
     ]
     rows += [("reason", reason) for reason in outcome.invalid_reasons if reason]
@@ -95,6 +97,22 @@ def _compute(result: RunResult) -> str:
         text = f"{text}; of {attainable:.3f} attainable (GEMM probe): {of_attainable * 100:.1f} %"
     flagged = block.peak_basis == "guess" or (share or 0) > 1 or (of_attainable or 0) > 1
     return f"{text}; {block.note}" if flagged and block.note else text
+
+
+def is_implausible(result: RunResult) -> bool:
+    """Whether the physics check found the run's achieved compute impossible."""
+    return result.plausibility.verdict == "IMPLAUSIBLE"
+
+
+def physics_text(result: RunResult) -> str:
+    """The physics check in one line: its verdict, the figure judged and the margin."""
+    block = result.plausibility
+    if block.verdict == "not judged":
+        return f"not judged: {block.reason}"
+    limit = "" if block.limit is None else f" (limit {block.limit:g}x)"
+    if block.verdict == "IMPLAUSIBLE":
+        return f"IMPLAUSIBLE: {block.figure}{limit}; {block.reason}"
+    return f"plausible: {block.figure}{limit}"
 
 
 def _power(result: RunResult) -> str:
@@ -244,6 +262,9 @@ def _validity(results: Sequence[RunResult], requested: int) -> str:
         parts.append("bound NOT met")
     if any(r.outcome.profile == "quick" for r in results):
         parts.append("quick profile")
+    implausible = sum(is_implausible(r) for r in results)
+    if implausible:
+        parts.append(f"{implausible}/{len(results)} IMPLAUSIBLE")
     return ", ".join(parts)
 
 

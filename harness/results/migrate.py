@@ -15,6 +15,9 @@ History:
        telemetry.csv, cpu_telemetry.csv); null before, when none was listed.
     6. ``accuracy.not_measurable``: why the FP32 reference cannot judge accuracy (it answers
        alike for every input), the verdict then "not measurable"; null before: not checked.
+    7. ``plausibility``: the physics check's verdict (IMPLAUSIBLE where achieved FLOP/s exceed
+       the measured GEMM rate or the peak by more than a margin). Older results are judged
+       from their own recorded figures when read, so an impossible old run is flagged too.
 """
 
 from __future__ import annotations
@@ -22,6 +25,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 
+from harness.analysis.plausibility import judge
+from harness.errors import ResultError
+from harness.records.codec import from_data, to_object
+from harness.records.measures import Utilization
 from harness.strictjson import Json, JsonObject
 
 Data = JsonObject
@@ -114,6 +121,24 @@ def migrate_5_to_6(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def migrate_6_to_7(data: Mapping[str, Json]) -> Data:
+    """Schema 6 -> 7: the physics check, judged from the result's own samples/s and FLOPs.
+
+    A utilization block that does not decode is left for the loader to refuse by its key.
+    """
+    out = copy.deepcopy(dict(data))
+    util, sps = out.get("utilization"), out.get("samples_per_second")
+    try:
+        record = from_data(Utilization, util, "utilization")
+    except ResultError:
+        out["schema_version"] = 7
+        return out
+    rate = float(sps) if isinstance(sps, int | float) and not isinstance(sps, bool) else None
+    out.setdefault("plausibility", to_object(judge(record, rate)))
+    out["schema_version"] = 7
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -122,6 +147,7 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     3: migrate_3_to_4,
     4: migrate_4_to_5,
     5: migrate_5_to_6,
+    6: migrate_6_to_7,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from harness.analysis.plausibility import refuse_implausible
 from harness.analysis.values import metric_getter
 from harness.errors import ConfigError
 from harness.records.group import RunSet
@@ -80,6 +81,7 @@ def plan_export(
             quick-profile run (closed; open without ``force_quick``), or a closed-division run
             without accuracy against labels.
         ResultError: for a directory that holds no readable, complete result.
+        ImplausibleError: for a run the physics check finds IMPLAUSIBLE (any trial of a group).
     """
     entries = tuple(_entry(path) for path in sources)
     _refuse_duplicates(entries)
@@ -97,6 +99,8 @@ def _entry(source: Path) -> Entry:
         raise ConfigError(
             f"{source}: a batch sweep; export one of its runs (a point's trials directory)"
         )
+    for trial_dir, trial in zip(group.runs.run_dirs, group.runs.results, strict=True):
+        refuse_implausible(trial, str(trial_dir), "exported for MLPerf")
     run_dir, result, chosen = _pick(group.runs)
     key = result.loadgen_config.model_key
     if key not in BENCHMARKS:

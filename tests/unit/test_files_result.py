@@ -308,7 +308,7 @@ def test_load_result_refuses_an_older_schema(tmp_path: Path, version: int) -> No
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: schema_version {version} is older than this beyond-tops reads (2 to 6); re-run it"
+        f"{path}: schema_version {version} is older than this beyond-tops reads (2 to 7); re-run it"
     )
 
 
@@ -335,7 +335,7 @@ def test_load_result_names_unknown_missing_or_malformed_keys(tmp_path: Path) -> 
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: not a schema_version 6 result (the file: unknown key(s) extra); re-run it"
+        f"{path}: not a schema_version 7 result (the file: unknown key(s) extra); re-run it"
     )
     del data["window"]
     _write_json(tmp_path, data)
@@ -461,7 +461,7 @@ def test_load_result_checks_values_against_the_schema(
     path = _write_json(tmp_path, data)
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
-    assert str(info.value) == f"{path}: not a schema_version 6 result ({message}); re-run it"
+    assert str(info.value) == f"{path}: not a schema_version 7 result ({message}); re-run it"
     assert "\n" not in str(info.value)
 
 

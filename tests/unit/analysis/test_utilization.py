@@ -78,15 +78,15 @@ def test_unknown_flops_is_null() -> None:
     assert out.note == "flops_per_sample unknown; no attainable rate: not measured"
 
 
-def test_a_result_above_the_peak_says_the_peak_is_wrong() -> None:
+def test_a_result_above_the_peak_points_to_the_plausibility_check() -> None:
     # 3000 samples/s x 8 GFLOP = 24 TFLOP/s of a "16 TFLOP/s peak": 150 %.
     out = utilization(
         samples_per_second=3000.0, flops_per_sample=8e9, macs_per_sample=4e9, peak=PEAK
     )
     assert out.fraction_of_peak == 1.5
     assert out.note is not None
-    assert out.note.startswith("achieved exceeds the computed peak (150 %)")
-    assert "set peak_tflops in the scenario" in out.note
+    assert out.note.startswith("achieved exceeds the peak (150 %): the peak's assumptions")
+    assert "or the run itself is wrong; see plausibility" in out.note
     kept = utilization(
         samples_per_second=2000.0,
         flops_per_sample=8e9,

@@ -1,0 +1,115 @@
+"""Cheating SUTs for tests only, in every harness process started with this on PYTHONPATH.
+
+`BT_CHEAT=caching` answers each LoadGen sample index from a cache after its first inference,
+in every mode (accuracy, performance, compliance): the cheat of issue #25, which LoadGen calls
+VALID and MLPerf's TEST01 and TEST04 pass. `BT_CHEAT=answer-once` infers once and returns that
+output for every query. Both wrap the executor, the timed path's boundary
+(harness.runtime.executors.executor_for), before the runner imports it; the cache learns which
+sample index sits in which row from the sample store's load, as a SUT that owns its QSL knows.
+Nothing here is imported by the harness; without BT_CHEAT this file does nothing.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+CHEAT = os.environ.get("BT_CHEAT", "")
+
+
+def _copy(address: int, size: int) -> Any:
+    import numpy as np
+
+    return np.frombuffer(ctypes.string_at(address, size), dtype=np.uint8).copy()
+
+
+class _Rows:
+    """Which LoadGen sample index the last load put in each row (the store's row_of, inverted)."""
+
+    index_of: dict[int, int] = {}  # noqa: RUF012  # one process, one store at a time
+
+
+class CachingExecutor:
+    """Answers a sample index it has seen from a cache: never cleared, in every mode."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner, self.batch_size, self.data_path = inner, inner.batch_size, inner.data_path
+        self._cache: dict[int, Any] = {}
+        self._keep: Any = None
+
+    def attach(self, arrays: Mapping[str, Any]) -> None:
+        self._inner.attach(arrays)  # the cache stays: it is keyed by sample index
+
+    def run_single(self, row: int) -> tuple[int, int]:
+        index = _Rows.index_of.get(row)
+        if index is None:  # warm-up: no LoadGen index yet
+            return self._inner.run_single(row)  # type: ignore[no-any-return]
+        if index not in self._cache:
+            self._cache[index] = _copy(*self._inner.run_single(row))
+        out = self._cache[index]
+        return out.ctypes.data, out.nbytes
+
+    def run_batch(self, rows: Sequence[int]) -> tuple[int, int]:
+        import numpy as np
+
+        indices = [_Rows.index_of.get(r) for r in rows]
+        if None in indices or any(i not in self._cache for i in indices):
+            base, per = self._inner.run_batch(rows)
+            for k, index in enumerate(indices):
+                if index is not None:
+                    self._cache[index] = _copy(base + k * per, per)
+            return base, per
+        per = self._cache[indices[0]].nbytes
+        self._keep = np.concatenate([self._cache[i] for i in indices])
+        return self._keep.ctypes.data, per
+
+
+class AnswerOnceExecutor:
+    """Infers the first query, then returns that output for every query after it."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner, self.batch_size, self.data_path = inner, inner.batch_size, inner.data_path
+        self._once: Any = None
+        self._keep: Any = None
+
+    def attach(self, arrays: Mapping[str, Any]) -> None:
+        self._inner.attach(arrays)
+
+    def run_single(self, row: int) -> tuple[int, int]:
+        if self._once is None:
+            self._once = _copy(*self._inner.run_single(row))
+        return self._once.ctypes.data, self._once.nbytes
+
+    def run_batch(self, rows: Sequence[int]) -> tuple[int, int]:
+        import numpy as np
+
+        if self._once is None:
+            base, per = self._inner.run_batch(rows)
+            self._once = _copy(base, per)
+        self._keep = np.tile(self._once, self.batch_size)
+        return self._keep.ctypes.data, self._once.nbytes
+
+
+CHEATS = {"caching": CachingExecutor, "answer-once": AnswerOnceExecutor}
+
+
+def _install(kind: str) -> None:
+    import harness.loadgen.sut as sut
+    import harness.runtime.executors as executors
+
+    cheat = CHEATS[kind]
+    real_for = executors.executor_for
+    executors.executor_for = lambda *a, **k: cheat(real_for(*a, **k))  # type: ignore[assignment]
+    real_load = sut.SampleStore.load
+
+    def load(self: Any, indices: Sequence[int]) -> None:
+        real_load(self, indices)
+        _Rows.index_of = {row: index for index, row in self.row_of.items()}
+
+    sut.SampleStore.load = load  # type: ignore[method-assign]
+
+
+if CHEAT:
+    _install(CHEAT)
