@@ -218,7 +218,7 @@ def test_result_round_trip(tmp_path: Path) -> None:
     assert path == tmp_path / RESULT_FILE
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data == to_dict(result)
-    assert list(data)[:2] == ["schema_version", "run_id"] and data["schema_version"] == 6
+    assert list(data)[:2] == ["schema_version", "run_id"] and data["schema_version"] == 7
     assert path.read_text(encoding="utf-8") == to_json(result)
     assert to_json(result).endswith("}\n")
     assert load_result(tmp_path) == result
@@ -296,7 +296,7 @@ def test_load_result_refuses_a_newer_schema(tmp_path: Path) -> None:
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: schema_version 7 was written by a newer beyond-tops (this one reads 2 to 6); "
+        f"{path}: schema_version 8 was written by a newer beyond-tops (this one reads 2 to 7); "
         "upgrade beyond-tops"
     )
     assert info.value.exit_code == 6
