@@ -18,6 +18,7 @@ from harness.config import load_scenario
 from harness.errors import ConfigError, ResultError
 from harness.hardware import get_target
 from harness.records.layout import COMPARE_HTML, COMPARE_MD, REPORT_HTML, REPORT_MD
+from harness.records.published import PublishedResult as PublishedResultType
 from harness.report.summary import render_summary
 from harness.text import printable
 
@@ -260,27 +261,28 @@ def _show(args: argparse.Namespace) -> int:
             opened = _open(path, args.trust, stack)
             for member in opened.members:
                 note = _note(opened, member)
-                _show_one(member, None if note is None else f"{member.path.name} [{note}]")
+                _show_one(opened, member, None if note is None else f"{member.path.name} [{note}]")
     return 0
 
 
-def _show_one(member: Member, name: str | None = None) -> None:
-    """A member as text (harness.report.text): a record's rows, a group's table, a run's summary."""
-    from harness.published.record import load_published
+def _show_one(opened: Opened, member: Member, name: str | None = None) -> None:
+    """A member as text (harness.report.text): its trust, then its rows, table or summary."""
+    from harness.inspect.opener import load_side
+    from harness.inspect.trust import trust_of
     from harness.records.layout import SWEEP_FILE
     from harness.report.text import render_group, render_published
     from harness.results.groupfile import read_sweep
-    from harness.results.groups import load_group
-    from harness.results.runfile import load_result
 
     path = member.path
-    if member.kind == "published":  # an imported MLPerf result: its own rows, labelled
-        _say(render_published(load_published(path), path))
+    side = load_side(member)
+    trust = trust_of(side, opened)
+    if isinstance(side, PublishedResultType):  # an imported MLPerf result: its own rows
+        _say(render_published(side, path, trust))
     elif member.kind == "run":
-        _say(render_summary(load_result(path), name or str(path)))
+        _say(render_summary(side.results[0], name or str(path), trust))
     else:
         sweep = read_sweep(path / SWEEP_FILE) if member.kind == "sweep" else None
-        _say(render_group(load_group(path), name or str(path), sweep))
+        _say(render_group(side, name or str(path), sweep, trust))
 
 
 def _say(text: str, *, err: bool = False) -> None:

@@ -10,10 +10,14 @@ from harness.analysis.values import headline, metric_values
 from harness.records.group import Group
 from harness.records.metrics import SCENARIOS, per_source, percent, scenario_metrics
 from harness.records.result import RunResult
+from harness.records.trust import Trust
+from harness.report.badges import trust_rows
 
 
-def render_summary(result: RunResult, run_dir: str | None = None) -> str:
-    """A short, aligned table of the numbers a user looks at first."""
+def render_summary(
+    result: RunResult, run_dir: str | None = None, trust: Trust | None = None
+) -> str:
+    """A short, aligned table of the numbers a user looks at first; `trust` below its verdict."""
     outcome = result.outcome
     verdict = "VALID" if outcome.valid else "INVALID"
     if outcome.profile == "submission":
@@ -23,6 +27,7 @@ def render_summary(result: RunResult, run_dir: str | None = None) -> str:
     model, versions, warmup = result.model, result.versions, result.warmup
     rows = [
         ("result", f"{verdict} per LoadGen; {profile}"),
+        *(trust_rows(trust) if trust is not None else []),
         ("throughput", _throughput(result)),
         ("latency", _latency(result)),
         *([("server", line)] if (line := _server(result)) is not None else []),

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import harness
 from harness.analysis.compare import Comparison, compare
+from harness.analysis.trust import with_reproduction
 from harness.errors import HarnessError, ResultError
+from harness.inspect.trust import reproductions_in
 from harness.files import atomic_write_text
 from harness.records.layout import (
     BUNDLE_SUFFIX,
@@ -141,6 +143,7 @@ def _write(
     found: Discovery, roots: Sequence[Path], site: Path, trust: Sequence[Path], created: str
 ) -> Site:
     entries, skipped = _load_all(found.found, site, trust)
+    entries = with_reproductions(entries)
     skipped = [*found.skipped, *skipped]
     boards = build_boards(entries)
     for entry in entries:
@@ -177,6 +180,23 @@ def _load_all(
             shutil.rmtree(entry_dir, ignore_errors=True)
             skipped.append(Skipped(path=item.path, reason=str(exc), failed=True))
     return entries, skipped
+
+
+def with_reproductions(entries: Sequence[Entry]) -> list[Entry]:
+    """Each entry with the reproduction verdicts found about it elsewhere in the tree.
+
+    A reproduction group names what it reproduced (a run, a group, a bundle) by path; an
+    entry found at that path gets the verdict on each of its results.
+    """
+    found = reproductions_in(g for e in entries for g in e.groups)
+    out = []
+    for entry in entries:
+        check = found.get(entry.source.resolve())
+        if check is not None:
+            trust = tuple(with_reproduction(t, check) for t in entry.trust)
+            entry = dataclasses.replace(entry, trust=trust)
+        out.append(entry)
+    return out
 
 
 def _slug(text: str) -> str:

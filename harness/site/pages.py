@@ -23,8 +23,10 @@ from harness.records.layout import (
     TELEMETRY_FILE,
 )
 from harness.report import safe
+from harness.report.badges import TIER_NOTE, badges_html, tier_html
 from harness.site.assets import CSS_FILE, JS_FILE
 from harness.site.boards import Board, BoardRow
+from harness.site.cards import verdict_cards
 from harness.site.discover import Skipped
 from harness.site.entries import Entry
 
@@ -138,7 +140,9 @@ def _board(board: Board) -> str:
         ("precision", False),
         (f"{first.label} ({first.unit})", True),
         ("spread (CoV)", True),
-        ("validity", False),
+        ("tier", True),
+        ("LoadGen", False),
+        ("trust", False),
         ("runs", True),
         ("warnings", True),
         ("when", False),
@@ -154,7 +158,7 @@ def _board(board: Board) -> str:
     return (
         f'<section id="board-{slug}"><h3>{safe.text(board.title)}</h3>'
         f"<p>MLPerf's metric for {safe.text(board.scenario)}: {safe.text(first.label)}, "
-        f"{better} is better.{compare}</p>"
+        f"{better} is better.{compare}</p><p class=\"muted\">{safe.text(TIER_NOTE)}</p>"
         f'<div class="scroll"><table class="sortable leaderboard" id="lb-{slug}">'
         f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div></section>"
     )
@@ -165,9 +169,12 @@ def _board_row(rank: int, row: BoardRow) -> str:
     value = "" if h.value is None else f"{h.value:.6g}"
     shown = h.text().removesuffix(f" {h.unit}")
     cov = "" if h.cov is None else f"{h.cov:.6g}"
+    trust = row.trust
     validity = safe.text(row.validity)
-    if "INVALID" in row.validity or row.validity.startswith("0 of"):
+    if row.validity != "VALID":
         validity = f'<span class="bad">{validity}</span>'
+    spread = "n/a" if h.cov is None else f"{h.cov * 100:.1f} %"
+    badges = [b for b in trust.badges if b.key not in ("loadgen",)]
     cells = (
         _td(str(rank), value=str(rank)),
         f"<td>{safe.link(f'entries/{quote(row.entry)}/{REPORT_PAGE}', row.label)}</td>",
@@ -175,13 +182,16 @@ def _board_row(rank: int, row: BoardRow) -> str:
         f"<td>{safe.text(row.device)}</td>",
         f"<td>{safe.text(row.precision)}</td>",
         _td(shown, value=value, title=h.label),
-        _td("n/a" if h.cov is None else f"{h.cov * 100:.1f} %", value=cov),
+        _td(spread + (" ⚠" if trust.spread else ""), value=cov, title=trust.spread),
+        f'<td data-value="{trust.rank}">{tier_html(trust)}</td>',
         f"<td>{validity}</td>",
+        f'<td class="trust">{badges_html(badges)}</td>',
         _td(str(row.runs), value=str(row.runs)),
         _td(str(row.warnings), value=str(row.warnings)),
         f"<td>{safe.text(row.when)}</td>",
     )
-    return "<tr>" + "".join(cells) + "</tr>"
+    tier = safe.attribute(trust.tier.replace(" ", "-"))
+    return f'<tr class="tier-{tier}">' + "".join(cells) + "</tr>"
 
 
 def _td(shown: str, *, value: str, title: str | None = None) -> str:
@@ -224,6 +234,7 @@ def entry_page(entry: Entry, entry_dir: Path, boards: Sequence[Board], created: 
         f'<p class="muted">{safe.text(KIND_NAMES[entry.kind])}, found at '
         f"<code>{safe.text(str(entry.source))}</code>; copied into this site.</p>",
         f'<ul class="notes">{notes}</ul>' if notes else "",
+        verdict_cards(entry, boards),
         f"<p>{safe.link(REPORT_PAGE, 'Report')} · "
         f"{safe.link(f'{REPORT_DIR}/{REPORT_MD}', 'Markdown')}"
         + (f" · on the leaderboards {on_boards}" if on_boards else "")
