@@ -183,20 +183,28 @@ def badges(t: Trust) -> tuple[Badge, ...]:
 
 def _profile_badge(t: Trust) -> Badge:
     if t.profile.startswith("MLPerf"):
-        level = "good" if t.submission_valid else "bad" if t.submission_valid is False else "warn"
+        level: Level = (
+            "good" if t.submission_valid else "bad" if t.submission_valid is False else "warn"
+        )
         return Badge(key="profile", text=t.profile, level=level, detail="a published result")
     if t.submission_valid:
         return Badge(key="profile", text="submission-valid", level="good", detail=t.profile)
     if t.profile == "submission":
         detail = "submission profile, but not valid for a submission (see its reasons)"
-        return Badge(key="profile", text="submission profile: NOT valid", level="bad", detail=detail)
+        return Badge(
+            key="profile", text="submission profile: NOT valid", level="bad", detail=detail
+        )
     detail = "shortened LoadGen run: NOT valid for an MLPerf submission"
     return Badge(key="profile", text=f"{t.profile} profile", level="warn", detail=detail)
 
 
 def _loadgen_badge(t: Trust) -> Badge:
-    level = "good" if t.loadgen == "VALID" else "warn" if t.loadgen == "not logged" else "bad"
-    return Badge(key="loadgen", text=f"LoadGen {t.loadgen}", level=level, detail="LoadGen's verdict")
+    level: Level = (
+        "good" if t.loadgen == "VALID" else "warn" if t.loadgen == "not logged" else "bad"
+    )
+    return Badge(
+        key="loadgen", text=f"LoadGen {t.loadgen}", level=level, detail="LoadGen's verdict"
+    )
 
 
 def _plausibility_badge(t: Trust) -> Badge:
@@ -232,5 +240,5 @@ def _reproduction_badge(t: Trust) -> Badge:
     r = t.reproduction
     if r is None:
         return Badge(key="reproduction", text="not reproduced", level="info", detail="no verdict")
-    level = "good" if r.verdict == "REPRODUCED" else "bad"
+    level: Level = "good" if r.verdict == "REPRODUCED" else "bad"
     return Badge(key="reproduction", text=r.verdict, level=level, detail=r.detail)

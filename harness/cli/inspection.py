@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from harness.cli.measure import _find_suite
 from harness.config import load_scenario
-from harness.errors import ConfigError, ResultError
+from harness.errors import NOT_COMPARABLE, ConfigError, ResultError
 from harness.hardware import get_target
 from harness.records.layout import COMPARE_HTML, COMPARE_MD, REPORT_HTML, REPORT_MD
 from harness.records.published import PublishedResult as PublishedResultType
@@ -167,7 +167,7 @@ def _compare(args: argparse.Namespace) -> int:
         atomic_write_text(out / COMPARE_MD, render_compare_markdown(comparison))
         atomic_write_text(out / COMPARE_HTML, render_compare_html(comparison))
         _say(f"{args.out / COMPARE_MD}\n{args.out / COMPARE_HTML}")
-    return 0
+    return 0 if comparison.comparable else NOT_COMPARABLE.code
 
 
 def _terminal_width() -> int:

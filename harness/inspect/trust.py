@@ -122,14 +122,22 @@ def published_compliance(record: PublishedResult) -> tuple[ComplianceCheck, ...]
     stated = getattr(record, "compliance", None)  # added by the published import, if present
     tests = _ordered(required_tests(record.model))
     if not isinstance(stated, Mapping):
-        return tuple(ComplianceCheck(test=t, verdict="unknown", detail="not in the record") for t in tests)
+        return tuple(
+            ComplianceCheck(test=t, verdict="unknown", detail="not in the record") for t in tests
+        )
     out = []
     for test in _ordered({*tests, *(str(k) for k in stated)}):
         value = stated.get(test)
         verdict: CheckVerdict = (
-            "PASS" if value in (True, "PASS", "passed") else "FAIL" if value in (False, "FAIL", "failed") else "unknown"
+            "PASS"
+            if value in (True, "PASS", "passed")
+            else "FAIL"
+            if value in (False, "FAIL", "failed")
+            else "unknown"
         )
-        out.append(ComplianceCheck(test=test, verdict=verdict, detail="as the published tree states"))
+        out.append(
+            ComplianceCheck(test=test, verdict=verdict, detail="as the published tree states")
+        )
     return tuple(out)
 
 
@@ -152,7 +160,9 @@ def read_reproduction_of(group_dir: Path) -> Reproduction | None:
 
 def as_check(rep: Reproduction) -> ReproductionCheck:
     """A reproduction's verdict in one line: the ratio and tolerance, or its first reason."""
-    ratio = "" if rep.ratio is None else f"ratio {rep.ratio:.3f} (tolerance {rep.tolerance * 100:g} %)"
+    ratio = (
+        "" if rep.ratio is None else f"ratio {rep.ratio:.3f} (tolerance {rep.tolerance * 100:g} %)"
+    )
     why = rep.reasons[0] if rep.reasons else ""
     of = rep.bundle.path if rep.bundle is not None else rep.recorded_path
     signer = ""

@@ -17,8 +17,8 @@ import harness
 from harness.analysis.compare import Comparison, compare
 from harness.analysis.trust import with_reproduction
 from harness.errors import HarnessError, ResultError
-from harness.inspect.trust import reproductions_in
 from harness.files import atomic_write_text
+from harness.inspect.trust import reproductions_in
 from harness.records.layout import (
     BUNDLE_SUFFIX,
     COMPARE_MD,

@@ -75,7 +75,8 @@ def load_entry(found: Found, slug: str, entry_dir: Path, trust: Sequence[Path]) 
     )
     published = tuple(side for side in sides if not isinstance(side, Group))
     left_out = _left_out(c for _, c in copies)
-    trusts = tuple(trust_of(side, opened) for side in (*groups, *published))
+    every: list[Side] = [*groups, *published]
+    trusts = tuple(trust_of(side, opened) for side in every)
     return Entry(
         slug=slug,
         kind=found.kind,

@@ -158,7 +158,7 @@ def _board(board: Board) -> str:
     return (
         f'<section id="board-{slug}"><h3>{safe.text(board.title)}</h3>'
         f"<p>MLPerf's metric for {safe.text(board.scenario)}: {safe.text(first.label)}, "
-        f"{better} is better.{compare}</p><p class=\"muted\">{safe.text(TIER_NOTE)}</p>"
+        f'{better} is better.{compare}</p><p class="muted">{safe.text(TIER_NOTE)}</p>'
         f'<div class="scroll"><table class="sortable leaderboard" id="lb-{slug}">'
         f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div></section>"
     )
