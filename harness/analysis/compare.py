@@ -49,6 +49,7 @@ __all__ = [
     "environment_differences",
     "hardware_differences",
     "published_differences",
+    "tiers",
 ]
 
 

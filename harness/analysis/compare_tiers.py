@@ -43,8 +43,13 @@ def comparability_problems(a: RunResult, b: RunResult) -> list[str]:
 
 def tiers(a: RunResult, b: RunResult) -> Tiers:
     """A against b, each difference in its tier, one line each (a's value first)."""
+    same_precision = a.model.precision == b.model.precision
     not_comparable = [
-        *_differs("model (source sha256)", _source(a), _source(b)),
+        *(
+            _differs("model checksum", a.model.sha256[:12], b.model.sha256[:12])
+            if same_precision
+            else _differs("model (source sha256)", _source(a), _source(b))
+        ),
         *_differs("scenario", a.scenario, b.scenario),
     ]
     intended = [
@@ -78,7 +83,9 @@ def _quick(a: str, b: str) -> list[str]:
     """A quick profile on either side: a shortened run, not valid for a submission."""
     if "quick" not in (a, b):
         return []
-    return [f"quick profile ({a!r} vs {b!r}): shortened LoadGen runs, NOT submission-valid"]
+    if a == b:
+        return ["quick profile on both sides: shortened LoadGen runs, NOT submission-valid"]
+    return [f"profile: {a!r} != {b!r} (the quick run is shortened, NOT submission-valid)"]
 
 
 def hardware_differences(a: RunResult, b: RunResult) -> list[str]:

@@ -167,6 +167,20 @@ def _spread(group: Group) -> str | None:
     return spread_flags(group).get(key)
 
 
+def plausibility_of(result: RunResult) -> Plausibility | None:
+    """The run's physics check where its result records one (`plausibility`), else None."""
+    recorded = getattr(result, "plausibility", None)
+    if recorded is None:
+        return None
+    verdict = str(getattr(recorded, "verdict", recorded))
+    reason = str(getattr(recorded, "reason", "") or "; ".join(getattr(recorded, "reasons", ())))
+    if verdict.upper() == "IMPLAUSIBLE":
+        return Plausibility(verdict="IMPLAUSIBLE", reason=reason)
+    if verdict.lower() in ("plausible", "ok", "passed"):
+        return Plausibility(verdict="plausible", reason=reason)
+    return Plausibility(verdict="unknown", reason=reason)
+
+
 def badges(t: Trust) -> tuple[Badge, ...]:
     """The statuses every page shows for a result, in this order; red where it fails."""
     found = [_profile_badge(t), _loadgen_badge(t)]

@@ -8,25 +8,22 @@ builds the one Trust record of them; show, report, compare and the site all call
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from harness.analysis.trust import group_trust, published_trust
+from harness.analysis.trust import group_trust, plausibility_of, published_trust
 from harness.compliance.rules import required_tests
-from harness.compliance.verify import read_passed
+from harness.compliance.summary import group_compliance, ordered
 from harness.errors import ResultError
 from harness.files import read_incomplete
 from harness.inspect.opener import Opened, Side
 from harness.records.group import Group
-from harness.records.job import COMPLIANCE_TESTS
-from harness.records.layout import REPRODUCTION_FILE, VERDICT_FILE, compliance_dir
+from harness.records.layout import REPRODUCTION_FILE
 from harness.records.published import PublishedResult
-from harness.records.result import RunResult
 from harness.records.trust import (
     BundleCheck,
     CheckVerdict,
     ComplianceCheck,
-    Plausibility,
     ReproductionCheck,
     Trust,
     TrustFacts,
@@ -34,28 +31,17 @@ from harness.records.trust import (
 from harness.reproduce.record import read_reproduction
 from harness.reproduce.verdict import Reproduction
 
-# Reproduction verdicts by the resolved path of what they reproduced (a run, group, bundle).
-Reproductions = Mapping[Path, ReproductionCheck]
 
-
-def trust_of(side: Side, opened: Opened | None = None, found: Reproductions | None = None) -> Trust:
-    """The side's trust: its files' facts, the bundle it was opened from, a verdict about it.
-
-    `found`: reproductions of other results (the site's whole tree), by what they reproduced.
-    """
+def trust_of(side: Side, opened: Opened | None = None) -> Trust:
+    """The side's trust: its files' facts and the bundle it was opened from (`opened`)."""
     bundle = bundle_check(opened)
     if isinstance(side, PublishedResult):
         facts = TrustFacts(bundle=bundle, compliance=published_compliance(side))
         return published_trust(side, facts)
-    own = reproduction_check(side.path)
-    about = None
-    if found:
-        sources = [side.path, *([opened.path] if opened is not None else [])]
-        about = next((found[p.resolve()] for p in sources if p.resolve() in found), None)
     facts = TrustFacts(
         bundle=bundle,
         compliance=group_compliance(side),
-        reproduction=about or own,
+        reproduction=reproduction_check(side.path),
         incomplete=_marker(side),
         plausibility=tuple(plausibility_of(r) for r in side.results),
     )
@@ -72,61 +58,16 @@ def bundle_check(opened: Opened | None) -> BundleCheck | None:
     )
 
 
-def group_compliance(group: Group) -> tuple[ComplianceCheck, ...]:
-    """TEST01 and TEST04 over the group's runs: FAIL if any failed, PASS only if all passed."""
-    if not group.results:
-        return ()
-    tests = required_tests(group.results[0].loadgen_config.model_key)
-    pairs = list(zip(group.runs.run_dirs, group.results, strict=True))
-    ran = {t for d, _ in pairs for t in COMPLIANCE_TESTS if compliance_dir(d, t).is_dir()}
-    return tuple(_compliance(test, [d for d, _ in pairs]) for test in _ordered({*tests, *ran}))
-
-
-def _ordered(tests: Iterable[str]) -> list[str]:
-    return [t for t in COMPLIANCE_TESTS if t in set(tests)]
-
-
-def _compliance(test: str, run_dirs: Sequence[Path]) -> ComplianceCheck:
-    verdicts = [_run_verdict(compliance_dir(d, test)) for d in run_dirs]
-    fails = [
-        f"{d.name}: {why}" for d, (v, why) in zip(run_dirs, verdicts, strict=True) if v == "FAIL"
-    ]
-    if fails:
-        return ComplianceCheck(test=test, verdict="FAIL", detail="; ".join(fails))
-    passed = sum(v == "PASS" for v, _ in verdicts)
-    if passed == len(verdicts):
-        return ComplianceCheck(test=test, verdict="PASS", detail=f"{passed} of {passed} runs")
-    if passed:
-        detail = f"run for {passed} of {len(verdicts)} runs only"
-        return ComplianceCheck(test=test, verdict="not run", detail=detail)
-    detail = f"run `harness compliance {test} RUN` to check it"
-    return ComplianceCheck(test=test, verdict="not run", detail=detail)
-
-
-def _run_verdict(directory: Path) -> tuple[CheckVerdict, str]:
-    """One run's verdict of a test: from verdict.json; a directory without one did not pass."""
-    if not directory.is_dir():
-        return "not run", ""
-    if not (directory / VERDICT_FILE).is_file():
-        return "FAIL", f"no {VERDICT_FILE}: the test did not finish"
-    try:
-        passed = read_passed(directory)
-    except ResultError as exc:
-        return "FAIL", f"unreadable verdict ({exc})"
-    where = f"{directory.parent.name}/{directory.name}/{VERDICT_FILE}"
-    return ("PASS", "passed") if passed else ("FAIL", f"failed ({where})")
-
-
 def published_compliance(record: PublishedResult) -> tuple[ComplianceCheck, ...]:
     """The published record's TEST verdicts where it states them; else each "unknown"."""
     stated = getattr(record, "compliance", None)  # added by the published import, if present
-    tests = _ordered(required_tests(record.model))
+    tests = ordered(required_tests(record.model))
     if not isinstance(stated, Mapping):
         return tuple(
             ComplianceCheck(test=t, verdict="unknown", detail="not in the record") for t in tests
         )
     out = []
-    for test in _ordered({*tests, *(str(k) for k in stated)}):
+    for test in ordered({*tests, *(str(k) for k in stated)}):
         value = stated.get(test)
         verdict: CheckVerdict = (
             "PASS"
@@ -184,20 +125,6 @@ def reproductions_in(groups: Iterable[Group]) -> dict[Path, ReproductionCheck]:
             source = rep.bundle.path if rep.bundle is not None else rep.recorded_path
             found[Path(source).resolve()] = as_check(rep)
     return found
-
-
-def plausibility_of(result: RunResult) -> Plausibility | None:
-    """The run's physics check where its result records one (`plausibility`), else None."""
-    recorded = getattr(result, "plausibility", None)
-    if recorded is None:
-        return None
-    verdict = str(getattr(recorded, "verdict", recorded))
-    reason = str(getattr(recorded, "reason", "") or "; ".join(getattr(recorded, "reasons", ())))
-    if verdict.upper() == "IMPLAUSIBLE":
-        return Plausibility(verdict="IMPLAUSIBLE", reason=reason)
-    if verdict.lower() in ("plausible", "ok", "passed"):
-        return Plausibility(verdict="plausible", reason=reason)
-    return Plausibility(verdict="unknown", reason=reason)
 
 
 def _marker(group: Group) -> str | None:

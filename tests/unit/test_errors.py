@@ -15,6 +15,7 @@ from harness.errors import (
     ERROR_CODES,
     INTERRUPTED,
     INVALID,
+    NOT_COMPARABLE,
     SHARES_PARENT_CODE,
     STOP_SIGNALS,
     SUCCESS,
@@ -150,6 +151,7 @@ def test_readme_lists_every_code() -> None:
         for e in (
             SUCCESS,
             INVALID,
+            NOT_COMPARABLE,
             CRASHED,
             BROKEN_PIPE,
             *STOP_SIGNALS.values(),
