@@ -9,7 +9,6 @@ from golden import REPORTS, check_golden
 
 from harness.analysis.compare import Comparison, compare
 from harness.report.compare_render import (
-    NO_PROBLEMS,
     render_compare_markdown,
     render_compare_text,
 )
