@@ -245,12 +245,13 @@ def _write_collection(fleet: Path) -> int:
     print(render_markdown(merged), end="")
     if merged.groups:
         from harness.cli.inspection import _check_out_dir, _write_report
+        from harness.inspect.trust import trust_of
 
         out = fleet / "report"
         if out.exists():
             out = fleet / f"report-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
         _check_out_dir(out)
-        _write_report(out, list(merged.groups))
+        _write_report(out, [(g, trust_of(g)) for g in merged.groups])
     print(markdown)
     print(data)
     return 0 if all(s.good for s in merged.statuses) else FLEET_INCOMPLETE

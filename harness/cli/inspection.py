@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from harness.inspect.opener import Member, Opened
     from harness.records.group import Group
     from harness.records.published import PublishedResult
+    from harness.records.trust import Trust
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -127,22 +128,28 @@ def _report(args: argparse.Namespace) -> int:
     out = args.out or (first.parent if first.is_file() else first) / "report"
     _check_out_dir(out)
     with contextlib.ExitStack() as stack:
-        sides = [side for path in args.dirs for side in _load_sides(path, args.trust, stack)]
-        return _write_report(out, sides)
+        pairs = [pair for path in args.dirs for pair in _load_trusted(path, args.trust, stack)]
+        return _write_report(out, pairs)
 
 
-def _write_report(out: Path, sides: list[Group | PublishedResult]) -> int:
+def _write_report(out: Path, pairs: list[tuple[Group | PublishedResult, Trust]]) -> int:
     from harness.files import atomic_write_text
     from harness.records.group import Group
     from harness.report.html import render_html
     from harness.report.markdown import render_markdown
 
+    sides = [side for side, _ in pairs]
     groups = [s for s in sides if isinstance(s, Group)]
     published = [s for s in sides if not isinstance(s, Group)]
+
+    def trust_of(side: Group | PublishedResult) -> Trust:
+        return next(t for s, t in pairs if s is side)
+
     images = _make_out_dir(out / "images")
-    markdown = render_markdown(groups, images_dir=images, published=published)
+    markdown = render_markdown(groups, images_dir=images, published=published, trust=trust_of)
     atomic_write_text(out / REPORT_MD, markdown)
-    atomic_write_text(out / REPORT_HTML, render_html(groups, published, out_dir=out))
+    page = render_html(groups, published, out_dir=out, trust=trust_of)
+    atomic_write_text(out / REPORT_HTML, page)
     _say(f"{out / REPORT_MD}\n{out / REPORT_HTML}")
     return 0
 
@@ -196,6 +203,26 @@ def _load_sides(
             side = dataclasses.replace(side, label=f"{side.label} [{note}]")
         sides.append(side)
     return sides
+
+
+def _load_trusted(
+    path: Path, trust: Sequence[Path], stack: contextlib.ExitStack
+) -> list[tuple[Group | PublishedResult, Trust]]:
+    """Each result `path` stands for, read, with its trust (harness.inspect.trust)."""
+    from harness.inspect.opener import load_side
+    from harness.inspect.trust import trust_of
+    from harness.records.group import Group
+
+    opened = _open(path, trust, stack)
+    pairs: list[tuple[Group | PublishedResult, Trust]] = []
+    for member in opened.members:
+        side = load_side(member)
+        found = trust_of(side, opened)
+        note = _note(opened, member)
+        if isinstance(side, Group) and note is not None:
+            side = dataclasses.replace(side, label=f"{side.label} [{note}]")
+        pairs.append((side, found))
+    return pairs
 
 
 def _open(path: Path, trust: Sequence[Path], stack: contextlib.ExitStack) -> Opened:

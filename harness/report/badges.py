@@ -7,10 +7,16 @@ harness.report.safe.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from harness.analysis.trust import group_trust, published_trust
+from harness.records.group import Group
+from harness.records.published import PublishedResult
 from harness.records.trust import Badge, Trust
 from harness.report import safe
+
+# A side's trust, as the caller knows it (harness.inspect.trust reads what its files say).
+TrustOf = Callable[[Group | PublishedResult], Trust]
 
 TIER_NOTE = (
     "Ranked in tiers, best first: submission-valid; quick profile (or otherwise not "
@@ -18,6 +24,16 @@ TIER_NOTE = (
     "IMPLAUSIBLE); incomplete (interrupted, or fewer runs than requested). Within a tier, by "
     "the headline metric."
 )
+
+
+def default_trust(side: Group | PublishedResult) -> Trust:
+    """What the results alone say, where no file beside them was read."""
+    return group_trust(side) if isinstance(side, Group) else published_trust(side)
+
+
+def trust_sentence(trust: Trust) -> str:
+    """Every badge with its detail, "; "-separated: a report's line of trust."""
+    return "; ".join(badge_text(b) for b in trust.badges)
 
 
 def badge_text(badge: Badge) -> str:

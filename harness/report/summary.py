@@ -11,7 +11,7 @@ from harness.records.group import Group
 from harness.records.metrics import SCENARIOS, per_source, percent, scenario_metrics
 from harness.records.result import RunResult
 from harness.records.trust import Trust
-from harness.report.badges import trust_rows
+from harness.report.badges import trust_line, trust_rows
 
 
 def render_summary(
@@ -173,6 +173,7 @@ SUMMARY_HEADER = (
     "MLPerf metric",
     "value",
     "LoadGen",
+    "trust",
     "energy",
     "spread (CoV)",
     "warnings",
@@ -181,7 +182,8 @@ SUMMARY_NOTE = (
     "One row per configuration; value: the median over its runs of the metric MLPerf reports "
     f"for the scenario ({'; '.join(f'{s.scenario}: {s.note}' for s in SCENARIOS.values())}); "
     "spread: the CoV of that metric over the runs, marked ⚠ where the spread check warns "
-    "(too large to trust, or fewer runs than requested)."
+    "(too large to trust, or fewer runs than requested); trust: the tier and every verdict "
+    "(profile, LoadGen, INCOMPLETE, physics, TEST01/TEST04, bundle, reproduction, spread)."
 )
 
 
@@ -208,11 +210,26 @@ def configuration_label(result: RunResult) -> str:
     return f"{model_label(result)} · {result.scenario} · {device_label(result)}"
 
 
-def summary_row(group: Group, link: str, warnings: int) -> tuple[str, ...]:
+def summary_row(
+    group: Group, link: str, warnings: int, trust: Trust | None = None
+) -> tuple[str, ...]:
     """The group's row of the summary table; `link` is the Markdown link to its section."""
     results = group.results
+    shown = "n/a" if trust is None else f"{trust.tier}: {trust_line(trust)}"
     if not results:
-        return (link, "n/a", "n/a", "n/a", "n/a", "n/a", "no run", "n/a", "n/a", str(warnings))
+        return (
+            link,
+            "n/a",
+            "n/a",
+            "n/a",
+            "n/a",
+            "n/a",
+            "no run",
+            shown,
+            "n/a",
+            "n/a",
+            str(warnings),
+        )
     r = results[0]
     metric = headline(r.scenario, results)
     values = metric_values(results, metric)
@@ -225,6 +242,7 @@ def summary_row(group: Group, link: str, warnings: int) -> tuple[str, ...]:
         metric.title,
         value,
         _validity(results, group.runs.requested),
+        shown,
         _energy(results),
         _spread(values) + (" ⚠" if metric.key in spread_flags(group) else ""),
         str(warnings),

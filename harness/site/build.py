@@ -19,6 +19,7 @@ from harness.analysis.trust import with_reproduction
 from harness.errors import HarnessError, ResultError
 from harness.files import atomic_write_text
 from harness.inspect.trust import reproductions_in
+from harness.records.group import Group
 from harness.records.layout import (
     BUNDLE_SUFFIX,
     COMPARE_MD,
@@ -28,7 +29,10 @@ from harness.records.layout import (
     REPORT_MD,
     SITE_FILE,
 )
+from harness.records.published import PublishedResult
+from harness.records.trust import Trust
 from harness.report import safe
+from harness.report.badges import default_trust
 from harness.report.compare_render import render_compare_markdown, render_compare_text
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
@@ -214,9 +218,14 @@ def _unique(slug: str, taken: set[str]) -> str:
 def _write_entry(entry: Entry, entry_dir: Path, boards: Sequence[Board], created: str) -> None:
     report = entry_dir / REPORT_DIR
     groups, published = list(entry.groups), list(entry.published)
-    markdown = render_markdown(groups, images_dir=report / "images", published=published)
+
+    def trust_of(side: Group | PublishedResult) -> Trust:
+        return entry.trust_of(side) or default_trust(side)
+
+    images = report / "images"
+    markdown = render_markdown(groups, images_dir=images, published=published, trust=trust_of)
     atomic_write_text(report / REPORT_MD, markdown)
-    page = render_html(groups, published, out_dir=report)
+    page = render_html(groups, published, out_dir=report, trust=trust_of)
     atomic_write_text(report / REPORT_HTML, _with_way_back(page))
     atomic_write_text(entry_dir / INDEX_HTML, entry_page(entry, entry_dir, boards, created))
 
