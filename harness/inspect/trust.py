@@ -8,7 +8,7 @@ builds the one Trust record of them; show, report, compare and the site all call
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from harness.analysis.trust import group_trust, plausibility_of, published_trust
@@ -30,6 +30,9 @@ from harness.records.trust import (
 )
 from harness.reproduce.record import read_reproduction
 from harness.reproduce.verdict import Reproduction
+
+# How a caller judges a side it opened (trust_of, or a test's own).
+Judge = Callable[[Side, Opened | None], Trust]
 
 
 def trust_of(side: Side, opened: Opened | None = None) -> Trust:

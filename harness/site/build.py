@@ -18,7 +18,7 @@ from harness.analysis.compare import Comparison, compare
 from harness.analysis.trust import with_reproduction
 from harness.errors import HarnessError, ResultError
 from harness.files import atomic_write_text
-from harness.inspect.trust import reproductions_in
+from harness.inspect.trust import Judge, reproductions_in, trust_of
 from harness.records.group import Group
 from harness.records.layout import (
     BUNDLE_SUFFIX,
@@ -68,8 +68,11 @@ def build_site(
     *,
     trust: Sequence[Path] = (),
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+    judge: Judge = trust_of,
 ) -> Site:
     """Write a static site of every result under `roots` into `out`, replacing it whole.
+
+    `judge` gives each result's trust (harness.inspect.trust.trust_of: what its files say).
 
     A result that cannot be read is left out and listed (Site.skipped, and the index).
 
@@ -85,7 +88,7 @@ def build_site(
     created = now().strftime("%Y-%m-%d %H:%M UTC")
     staging = _staging(out)
     try:
-        site = _write(found, roots, staging, trust, created)
+        site = _write(found, roots, staging, (trust, judge), created)
         _swap(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -144,7 +147,11 @@ def _swap(staging: Path, out: Path) -> None:
 
 
 def _write(
-    found: Discovery, roots: Sequence[Path], site: Path, trust: Sequence[Path], created: str
+    found: Discovery,
+    roots: Sequence[Path],
+    site: Path,
+    trust: tuple[Sequence[Path], Judge],
+    created: str,
 ) -> Site:
     entries, skipped = _load_all(found.found, site, trust)
     entries = with_reproductions(entries)
@@ -169,7 +176,7 @@ def _write(
 
 
 def _load_all(
-    found: Sequence[Found], site: Path, trust: Sequence[Path]
+    found: Sequence[Found], site: Path, trust: tuple[Sequence[Path], Judge]
 ) -> tuple[list[Entry], list[Skipped]]:
     entries: list[Entry] = []
     skipped: list[Skipped] = []
@@ -179,7 +186,7 @@ def _load_all(
         slug = _unique(_slug(f"{item.kind}-{name}"), slugs)
         entry_dir = site / "entries" / slug
         try:
-            entries.append(load_entry(item, slug, entry_dir, trust))
+            entries.append(load_entry(item, slug, entry_dir, *trust))
         except HarnessError as exc:
             shutil.rmtree(entry_dir, ignore_errors=True)
             skipped.append(Skipped(path=item.path, reason=str(exc), failed=True))

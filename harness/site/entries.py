@@ -11,7 +11,7 @@ from pathlib import Path
 
 from harness.errors import ResultError
 from harness.inspect.opener import Member, Opened, Side, load_side, open_path
-from harness.inspect.trust import trust_of
+from harness.inspect.trust import Judge, trust_of
 from harness.records.group import Group
 from harness.records.layout import BUNDLE_SUFFIX
 from harness.records.published import PublishedResult
@@ -57,8 +57,12 @@ class Copied:
     left_out: tuple[str, ...]
 
 
-def load_entry(found: Found, slug: str, entry_dir: Path, trust: Sequence[Path]) -> Entry:
+def load_entry(
+    found: Found, slug: str, entry_dir: Path, trust: Sequence[Path], judge: Judge = trust_of
+) -> Entry:
     """Copy what `found` holds (harness.inspect.opener) under entry_dir/data; load the copy.
+
+    `judge` gives each result's trust from what it and its files say (harness.inspect.trust).
 
     Raises:
         HarnessError: as the loader of its kind does (ResultError, BundleError, ...).
@@ -76,7 +80,7 @@ def load_entry(found: Found, slug: str, entry_dir: Path, trust: Sequence[Path]) 
     published = tuple(side for side in sides if not isinstance(side, Group))
     left_out = _left_out(c for _, c in copies)
     every: list[Side] = [*groups, *published]
-    trusts = tuple(trust_of(side, opened) for side in every)
+    trusts = tuple(judge(side, opened) for side in every)
     return Entry(
         slug=slug,
         kind=found.kind,
