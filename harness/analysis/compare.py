@@ -22,6 +22,7 @@ from harness.analysis.compare_tiers import (
     tiers,
 )
 from harness.analysis.published_side import Side, published_column
+from harness.analysis.trust import group_trust, published_trust
 from harness.analysis.values import (
     headline,
     published_value_of,
@@ -35,6 +36,7 @@ from harness.records.group import Group
 from harness.records.metrics import ACCURACY, UTILIZATION, Metric, per_source, scenario_metrics
 from harness.records.published import PublishedResult
 from harness.records.result import RunResult
+from harness.records.trust import Trust
 
 NO_RESULTS = "no results to compare (the sweep measured no point)"
 __all__ = [
@@ -135,12 +137,16 @@ class Comparison:
         )
 
 
-def compare(groups: Sequence[Side], *, alpha: float = 0.05) -> Comparison:
+def compare(
+    groups: Sequence[Side], *, alpha: float = 0.05, trust: Sequence[Trust] | None = None
+) -> Comparison:
     """Each metric's median per group, its ratio to the first group and Welch's significance.
 
     A published MLPerf result (harness.records.published) stands beside local groups as one
     value per metric; the rules that flag an unfair comparison are the same (see
-    published_problems), and its hardware is never called the same as any other.
+    published_problems), and its hardware is never called the same as any other. `trust`:
+    each side's (harness.inspect.trust reads its files); without it, what the results say
+    (harness.analysis.trust). It is the sides' "trust" row.
     """
     if len(groups) < 2:
         raise ConfigError("compare needs at least two results, trials or sweep directories")
@@ -158,7 +164,7 @@ def compare(groups: Sequence[Side], *, alpha: float = 0.05) -> Comparison:
     problems = [f"{p.first} vs {p.other}: {line}" for p in pairs for line in p.not_comparable]
     return Comparison(
         labels=tuple(g.label for g in groups),
-        info=_info(groups),
+        info=(*_info(groups), ("trust", _trust_row(groups, trust))),
         rows=tuple(r for r in rows if r.headline or any(c.values for c in r.cells)),
         problems=tuple(problems),
         hardware=tuple(hardware),
@@ -263,6 +269,18 @@ INFO_ROWS: tuple[str, ...] = (
     "model",
     "fingerprint",
 )
+
+
+def _trust_row(groups: Sequence[Side], trust: Sequence[Trust] | None) -> tuple[str, ...]:
+    """Each side's tier and badges, one cell each."""
+    found = list(trust) if trust is not None else [_trust(g) for g in groups]
+    if len(found) != len(groups):
+        raise ValueError("trust: one record per side, in order")
+    return tuple(f"{t.tier}: {' | '.join(b.text for b in t.badges)}" for t in found)
+
+
+def _trust(side: Side) -> Trust:
+    return group_trust(side) if isinstance(side, Group) else published_trust(side)
 
 
 def _info(groups: Sequence[Side]) -> tuple[tuple[str, tuple[str, ...]], ...]:

@@ -165,9 +165,8 @@ def _compare(args: argparse.Namespace) -> int:
     if args.out is not None:
         _check_out_dir(args.out)
     with contextlib.ExitStack() as stack:
-        comparison = compare(
-            [side for path in args.dirs for side in _load_sides(path, args.trust, stack)]
-        )
+        pairs = [pair for path in args.dirs for pair in _load_trusted(path, args.trust, stack)]
+        comparison = compare([s for s, _ in pairs], trust=[t for _, t in pairs])
     _say(render_compare_text(comparison, width=_terminal_width()))
     if args.out is not None:
         out = _make_out_dir(args.out)
@@ -185,24 +184,6 @@ def _terminal_width() -> int:
     if sys.stdout.isatty() or "COLUMNS" in os.environ:
         return shutil.get_terminal_size().columns
     return UNWRAPPED_WIDTH
-
-
-def _load_sides(
-    path: Path, trust: Sequence[Path], stack: contextlib.ExitStack
-) -> list[Group | PublishedResult]:
-    """Each result `path` stands for (harness.inspect.opener), read; groups labelled by note."""
-    from harness.inspect.opener import load_side
-    from harness.records.group import Group
-
-    opened = _open(path, trust, stack)
-    sides: list[Group | PublishedResult] = []
-    for member in opened.members:
-        side = load_side(member)
-        note = _note(opened, member)
-        if isinstance(side, Group) and note is not None:
-            side = dataclasses.replace(side, label=f"{side.label} [{note}]")
-        sides.append(side)
-    return sides
 
 
 def _load_trusted(

@@ -247,7 +247,7 @@ def _with_way_back(page: str) -> str:
 
 
 def _write_compare(board: Board, directory: Path, created: str) -> None:
-    comparison = compare([row.side for row in board.rows])
+    comparison = compare([row.side for row in board.rows], trust=[r.trust for r in board.rows])
     atomic_write_text(directory / COMPARE_MD, render_compare_markdown(comparison))
     body = _compare_body(comparison)
     atomic_write_text(directory / INDEX_HTML, compare_page(board, body, created))
