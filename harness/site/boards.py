@@ -134,13 +134,20 @@ def _group_row(entry: Entry, group: Group, metric: Metric) -> BoardRow:
         device=device(first),
         precision=first.model.precision,
         headline=group_headline(group, metric),
-        validity=trust.loadgen,
+        validity=_validity(trust),
         runs=runs,
         warnings=len(group_warnings(group)),
         when=first.created_utc[:10],
         side=group,
         trust=trust,
     )
+
+
+def _validity(trust: Trust) -> str:
+    """LoadGen's verdict, or INCOMPLETE: a group short of its runs is never called VALID."""
+    if trust.incomplete is not None:
+        return f"INCOMPLETE ({trust.runs} of {trust.requested} runs)"
+    return trust.loadgen
 
 
 def _published_row(entry: Entry, record: PublishedResult, metric: Metric) -> BoardRow:

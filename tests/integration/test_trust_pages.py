@@ -19,6 +19,7 @@ from harness.site.build import build_site
 from tests.trust_tree import FOUNDERS, Tree, build_tree
 
 pytestmark = pytest.mark.slow
+LABEL_CELL, LOADGEN_CELL = 2, 9  # the leaderboard's result and LoadGen columns, from 1
 
 
 @dataclass
@@ -28,6 +29,7 @@ class Row:
     board: str
     tier: str
     label: str = ""
+    loadgen: str = ""
     badges: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (text, level)
 
 
@@ -52,7 +54,7 @@ class Boards(HTMLParser):
             self._cell = 0
         elif tag == "td" and self._row is not None:
             self._cell += 1
-        elif tag == "a" and self._row is not None and self._cell == 2:
+        elif tag == "a" and self._row is not None and self._cell == LABEL_CELL:
             self._in = "label"
         elif tag == "span" and self._row is not None and a.get("data-trust"):
             self._in, self._level = a.get("data-trust"), a.get("data-level") or ""
@@ -65,6 +67,8 @@ class Boards(HTMLParser):
             self._in = None
 
     def handle_data(self, data: str) -> None:
+        if self._row is not None and self._cell == LOADGEN_CELL:
+            self._row.loadgen += data
         if self._row is None or self._in is None:
             return
         if self._in == "label":
@@ -118,6 +122,8 @@ def test_the_leaderboard_ranks_by_tier_and_shows_each_status(tree: Tree, site: P
     assert cheat.badges["physics"] == ("IMPLAUSIBLE", "bad")
     interrupted = _row(tiny_ss, tree.interrupted.name)
     assert interrupted.badges["incomplete"] == ("INCOMPLETE", "bad")
+    assert interrupted.loadgen == "INCOMPLETE (1 of 2 runs)"  # never "VALID"
+    assert quick.loadgen == "VALID"
     for row in (submission, quick, cheat, interrupted):
         assert row.badges["bundle"] == ("not verified", "info")
         assert "TEST01" not in row.badges  # the tiny model needs no compliance test
