@@ -86,9 +86,17 @@ def published_compliance(record: PublishedResult) -> tuple[ComplianceCheck, ...]
 
 
 def reproduction_check(group_dir: Path) -> ReproductionCheck | None:
-    """The verdict a reproduction group holds about what it reproduced, or None."""
-    reproduction = read_reproduction_of(group_dir)
-    return None if reproduction is None else as_check(reproduction)
+    """The verdict a reproduction group holds about what it reproduced, or None.
+
+    A reproduction.json this version cannot read is shown as such, never passed over.
+    """
+    path = group_dir / REPRODUCTION_FILE
+    if not path.is_file():
+        return None
+    try:
+        return as_check(read_reproduction(path))
+    except ResultError as exc:
+        return ReproductionCheck(verdict=f"unreadable {REPRODUCTION_FILE}", detail=str(exc))
 
 
 def read_reproduction_of(group_dir: Path) -> Reproduction | None:

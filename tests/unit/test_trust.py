@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import shutil
 from pathlib import Path
 
 import pytest
@@ -239,3 +240,13 @@ def test_a_badge_writes_its_hostile_detail_as_text(hostile: str) -> None:
     html = badges_html(group_trust(group, TrustFacts(compliance=(check,))).badges)
     assert hostile not in html and "<script" not in html
     assert 'data-trust="TEST04" data-level="bad"' in html
+
+
+def test_an_unreadable_reproduction_file_is_shown_not_passed_over(tmp_path: Path) -> None:
+    group_dir = tmp_path / "trials-epyc"
+    shutil.copytree(REPORTS / "trials-epyc", group_dir)
+    (group_dir / "reproduction.json").write_text('{"schema_version": 1, "verdict": "REPRODUCED"}')
+    trust = trust_of(load_group(group_dir))
+    assert trust.reproduction is not None
+    assert trust.reproduction.verdict == "unreadable reproduction.json"
+    assert _levels(trust)["reproduction"] == "bad"
