@@ -280,8 +280,11 @@ def _show_one(opened: Opened, member: Member, name: str | None = None) -> None:
     from harness.records.layout import SWEEP_FILE
     from harness.report.text import render_group, render_published
     from harness.results.groupfile import read_sweep
+    from harness.results.runfile import load_result
 
     path = member.path
+    if member.kind == "run":
+        load_result(path)  # its own errors first: no such result, an INCOMPLETE run
     side = load_side(member)
     trust = trust_of(side, opened)
     if isinstance(side, PublishedResultType):  # an imported MLPerf result: its own rows
