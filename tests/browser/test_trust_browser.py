@@ -17,6 +17,7 @@ from tests.browser.conftest import HEIGHT_PX, WIDTH_PX
 from tests.trust_tree import Tree, build_tree
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
+SCREENSHOTS = Path(__file__).parent / "screenshots"  # git-ignored
 
 
 @pytest.fixture(scope="module")
@@ -86,6 +87,9 @@ def test_the_leaderboard_shows_every_status_from_the_dom(
     verdict = json.loads((tree.reproduction / "reproduction.json").read_text())["verdict"]
     offline = _board(driver, "lb-tiny-offline")
     assert [r["badges"]["reproduction"][0] for r in offline] == [verdict, verdict]
+    driver.execute_script("document.getElementById('leaderboards').scrollIntoView();")
+    SCREENSHOTS.mkdir(exist_ok=True)
+    assert driver.save_screenshot(str(SCREENSHOTS / "trust-index.png"))
 
 
 def test_an_entry_page_opens_with_its_headline_and_verdicts(
