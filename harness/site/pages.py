@@ -102,8 +102,9 @@ def index_page(
         "only: open this page from disk or from any web server.</p>",
         _contents(boards, skipped),
         '<h2 id="leaderboards">Leaderboards</h2>',
-        "<p>One table per model and scenario, best MLPerf metric first. Click a column's "
-        "name to sort by it; type in the box to filter the rows.</p>",
+        "<p>One table per model and scenario, best MLPerf metric first within each tier. "
+        "Click a column's name to sort by it; type in the box to filter the rows.</p>",
+        f'<p class="muted" id="tiers">{safe.text(TIER_NOTE)}</p>',
         *(_board(board) for board in boards),
         '<h2 id="results">All results</h2>',
         _results_table(entries),
@@ -140,7 +141,7 @@ def _board(board: Board) -> str:
         ("precision", False),
         (f"{first.label} ({first.unit})", True),
         ("spread (CoV)", True),
-        ("tier", True),
+        ("tier", False),
         ("LoadGen", False),
         ("trust", False),
         ("runs", True),
@@ -158,7 +159,7 @@ def _board(board: Board) -> str:
     return (
         f'<section id="board-{slug}"><h3>{safe.text(board.title)}</h3>'
         f"<p>MLPerf's metric for {safe.text(board.scenario)}: {safe.text(first.label)}, "
-        f'{better} is better.{compare}</p><p class="muted">{safe.text(TIER_NOTE)}</p>'
+        f"{better} is better.{compare}</p>"
         f'<div class="scroll"><table class="sortable leaderboard" id="lb-{slug}">'
         f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table></div></section>"
     )
