@@ -47,8 +47,10 @@ def group_trust(group: Group, facts: TrustFacts = NO_FACTS) -> Trust:
     profiles = sorted({r.outcome.profile for r in results})
     profile = profiles[0] if len(profiles) == 1 else "mixed" if profiles else "none"
     valid = sum(r.outcome.valid for r in results)
-    submission_valid = bool(results) and all(r.outcome.submission_valid for r in results)
+    recorded = bool(results) and all(r.outcome.submission_valid for r in results)
     plausibility, implausible = _plausibility(facts.plausibility, runs)
+    # never submission-valid when IMPLAUSIBLE or a compliance test failed (MLPerf's rule)
+    submission_valid = recorded and implausible is None and not _failed_compliance(facts.compliance)
     incomplete = _incomplete(facts.incomplete, runs, requested, group.kind)
     spread = _spread(group)
     trust = Trust(
@@ -75,9 +77,11 @@ def group_trust(group: Group, facts: TrustFacts = NO_FACTS) -> Trust:
 def published_trust(record: PublishedResult, facts: TrustFacts = NO_FACTS) -> Trust:
     """The trust of a published MLPerf result: a submission, judged as its round logged it."""
     plausibility, implausible = _plausibility(facts.plausibility, 1)
+    failed = record.valid is False or implausible is not None
+    failed = failed or _failed_compliance(facts.compliance)
     trust = Trust(
         profile=f"MLPerf submission ({record.division})",
-        submission_valid=record.valid,
+        submission_valid=False if failed else record.valid,
         loadgen=record.verdict,
         runs=1,
         requested=1,
@@ -91,8 +95,6 @@ def published_trust(record: PublishedResult, facts: TrustFacts = NO_FACTS) -> Tr
         tier="incomplete",
         badges=(),
     )
-    failed = record.valid is False or implausible is not None
-    failed = failed or _failed_compliance(facts.compliance)
     return _finish(trust, _tier(facts.incomplete, failed, record.valid is True))
 
 
@@ -204,7 +206,12 @@ def _profile_badge(t: Trust) -> Badge:
     if t.submission_valid:
         return Badge(key="profile", text="submission-valid", level="good", detail=t.profile)
     if t.profile == "submission":
-        detail = "submission profile, but not valid for a submission (see its reasons)"
+        why = [
+            *(["IMPLAUSIBLE"] if t.implausible else []),
+            *(f"{c.test} FAIL" for c in t.compliance if c.verdict == "FAIL"),
+        ]
+        reasons = ", ".join(why) or "see its reasons"
+        detail = f"submission profile, but not valid for a submission ({reasons})"
         return Badge(
             key="profile", text="submission profile: NOT valid", level="bad", detail=detail
         )

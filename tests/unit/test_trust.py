@@ -98,6 +98,7 @@ def test_an_implausible_run_fails_a_check_and_says_which_figure() -> None:
     runs = len(group.results)
     bad = group_trust(group, TrustFacts(plausibility=(None,) * (runs - 1) + (IMPLAUSIBLE,)))
     assert (bad.tier, bad.plausibility) == ("failed a check", "IMPLAUSIBLE")
+    assert bad.submission_valid is False  # never submission-valid when IMPLAUSIBLE
     badge = next(b for b in bad.badges if b.key == "physics")
     assert (badge.text, badge.level, badge.detail) == ("IMPLAUSIBLE", "bad", IMPLAUSIBLE.reason)
     fine = Plausibility(verdict="plausible")
@@ -145,12 +146,16 @@ def test_the_shipped_singlestream_bundle_failed_test01_and_test04() -> None:
         ("TEST01", "FAIL"),
         ("TEST04", "FAIL"),
     ]
-    assert trust.tier == "failed a check" and trust.submission_valid is True
+    # recorded submission-valid, but a failed compliance test makes it not valid (MLPerf's rule)
+    assert trust.tier == "failed a check" and trust.submission_valid is False
+    profile = next(b for b in trust.badges if b.key == "profile")
+    assert (profile.text, profile.level) == ("submission profile: NOT valid", "bad")
+    assert profile.detail.endswith("(TEST01 FAIL, TEST04 FAIL)")
     assert trust.bundle is not None and trust.bundle.trusted
     assert _keys(trust)["bundle"] == "verified, trusted signer"
     assert _keys(anyone)["bundle"] == "verified, signer NOT checked"
     rows = dict(trust_rows(trust))
-    assert rows["trust"].startswith("failed a check: submission-valid | LoadGen VALID")
+    assert rows["trust"].startswith("failed a check: submission profile: NOT valid | LoadGen VALID")
 
 
 def test_a_published_record_is_a_submission_with_unknown_tests_unless_stated(
