@@ -18,6 +18,7 @@ from harness.report import safe
 # A side's trust, as the caller knows it (harness.inspect.trust reads what its files say).
 TrustOf = Callable[[Group | PublishedResult], Trust]
 
+QUIET = ("profile", "spread")  # warn-level badges whose warning `show` prints anyway
 TIER_NOTE = (
     "Ranked in tiers, best first: submission-valid; quick profile (or otherwise not "
     "submission-valid); failed a check (LoadGen INVALID, a compliance test FAILED, "
@@ -49,17 +50,16 @@ def trust_line(trust: Trust) -> str:
 def trust_rows(trust: Trust) -> list[tuple[str, str]]:
     """(field, value) rows for `show`: the tier, then each badge with its detail."""
     rows = [("trust", f"{trust.tier}: {trust_line(trust)}")]
-    rows += [("check", badge_text(b)) for b in trust.badges if b.level in ("bad", "warn")]
+    rows += [("check", badge_text(b)) for b in trust.badges if _checked(b)]
     return rows
 
 
-def badges_markdown(trust: Trust) -> str:
-    """The badges as Markdown text: failing ones in bold."""
-    parts = [
-        f"**{safe.markdown_text(b.text)}**" if b.level == "bad" else safe.markdown_text(b.text)
-        for b in trust.badges
-    ]
-    return " · ".join(parts)
+def _checked(badge: Badge) -> bool:
+    """A badge worth its own line: what failed, and warnings `show` prints nowhere else.
+
+    A quick profile and a spread warning have their own lines already (warning: ...).
+    """
+    return badge.level == "bad" or (badge.level == "warn" and badge.key not in QUIET)
 
 
 def badge_html(badge: Badge) -> str:
