@@ -189,7 +189,7 @@ def badges(t: Trust) -> tuple[Badge, ...]:
     if t.incomplete is not None:
         found.append(Badge(key="incomplete", text="INCOMPLETE", level="bad", detail=t.incomplete))
     found.append(_plausibility_badge(t))
-    found += [_compliance_badge(c) for c in t.compliance]
+    found += [_compliance_badge(c, t.profile) for c in t.compliance]
     found.append(_bundle_badge(t))
     found.append(_reproduction_badge(t))
     if t.spread is not None:
@@ -237,10 +237,12 @@ def _plausibility_badge(t: Trust) -> Badge:
     return Badge(key="physics", text="physics unknown", level="info", detail=detail)
 
 
-def _compliance_badge(c: ComplianceCheck) -> Badge:
-    return Badge(
-        key=c.test, text=f"{c.test} {c.verdict}", level=CHECK_LEVELS[c.verdict], detail=c.detail
-    )
+def _compliance_badge(c: ComplianceCheck, profile: str) -> Badge:
+    """A test's verdict; "not run" warns only where a submission needs it run."""
+    level = CHECK_LEVELS[c.verdict]
+    if c.verdict == "not run" and profile == "quick":
+        level = "info"
+    return Badge(key=c.test, text=f"{c.test} {c.verdict}", level=level, detail=c.detail)
 
 
 def _bundle_badge(t: Trust) -> Badge:
