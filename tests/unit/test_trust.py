@@ -255,3 +255,25 @@ def test_an_unreadable_reproduction_file_is_shown_not_passed_over(tmp_path: Path
     assert trust.reproduction is not None
     assert trust.reproduction.verdict == "unreadable reproduction.json"
     assert _levels(trust)["reproduction"] == "bad"
+
+
+def test_compliance_verdicts_are_read_from_each_runs_verdict_file(tmp_path: Path) -> None:
+    from harness.compliance.summary import group_compliance
+
+    with contextlib.ExitStack() as stack:
+        (member,) = open_path(SHIPPED_SS, [FOUNDERS], stack).members
+        run = Path(shutil.copytree(member.path, tmp_path / member.path.name))
+    verdicts = run / "compliance"
+
+    def found() -> list[tuple[str, str]]:
+        return [(c.test, c.verdict) for c in group_compliance(load_group(run))]
+
+    assert found() == [("TEST01", "FAIL"), ("TEST04", "FAIL")]
+    test01 = verdicts / "TEST01" / "verdict.json"
+    test01.write_text(test01.read_text().replace('"passed": false', '"passed": true', 1))
+    assert found() == [("TEST01", "PASS"), ("TEST04", "FAIL")]
+    (verdicts / "TEST04" / "verdict.json").unlink()  # a test that never finished did not pass
+    (fail,) = [c for c in group_compliance(load_group(run)) if c.test == "TEST04"]
+    assert (fail.verdict, "no verdict.json" in fail.detail) == ("FAIL", True)
+    shutil.rmtree(verdicts)  # resnet50 needs both: not run, not passed
+    assert found() == [("TEST01", "not run"), ("TEST04", "not run")]
