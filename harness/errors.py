@@ -126,6 +126,15 @@ BROKEN_PIPE: Final = ExitCode(
 CRASHED: Final = ExitCode(
     code=70, meaning="a worker crashed (a bug: its traceback is in the output; please report it)"
 )
+# `harness compare`: an answer, not an error (apart from the error table's codes and from
+# reproduce's 30 and 31): the results differ in model or scenario, so no ratio means anything.
+NOT_COMPARABLE: Final = ExitCode(
+    code=33, meaning="compare: not comparable (another model or scenario); the tiers say why"
+)
+# `harness fleet status` and `collect`: an answer too: a task did not complete.
+FLEET_INCOMPLETE: Final = ExitCode(
+    code=32, meaning="fleet status/collect: a task did not complete (FAILED, TIMEOUT, ...)"
+)
 # The one table of error exit codes: the classes' `exit_code`, `harness --help` and the
 # README's list come from it. Every HarnessError subclass needs an entry here or one in
 # SHARES_PARENT_CODE (tests/unit/test_errors.py walks the hierarchy).
@@ -207,7 +216,15 @@ def exit_code_of(error: type[HarnessError]) -> ExitCode:
 
 def exit_code_table() -> str:
     """Every exit status `harness` uses, in code order, as the `--help` epilog prints it."""
-    reserved = [SUCCESS, INVALID, CRASHED, BROKEN_PIPE, *STOP_SIGNALS.values()]
+    reserved = [
+        SUCCESS,
+        INVALID,
+        NOT_COMPARABLE,
+        FLEET_INCOMPLETE,
+        CRASHED,
+        BROKEN_PIPE,
+        *STOP_SIGNALS.values(),
+    ]
     entries = sorted([*reserved, *ERROR_CODES.values()], key=lambda e: e.code)
     return "exit codes:\n" + "\n".join(f"  {e.code:<4} {e.meaning}" for e in entries)
 

@@ -1,13 +1,28 @@
-"""Side-by-side comparison of groups: metrics, ratios, significance and what makes it unfair."""
+"""Side-by-side comparison of groups: metrics, ratios, significance, differences in tiers.
+
+The tiers (not comparable, intended differences, caveats) are harness.analysis.compare_tiers',
+re-exported here for the callers of this module.
+"""
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from harness.analysis.published_side import Side, facts, published_column
+from harness.analysis.compare_tiers import (
+    IGNORED_SETTINGS,
+    SPEED_DERIVED_SETTINGS,
+    Tiers,
+    comparability_problems,
+    environment_differences,
+    hardware_differences,
+    published_differences,
+    published_tiers,
+    tiers,
+)
+from harness.analysis.published_side import Side, published_column
+from harness.analysis.trust import group_trust, published_trust
 from harness.analysis.values import (
     headline,
     published_value_of,
@@ -17,28 +32,27 @@ from harness.analysis.values import (
 )
 from harness.analysis.welch import ratio_interval, welch_t_test
 from harness.errors import ConfigError
-from harness.records.fingerprint import compare_fingerprints
 from harness.records.group import Group
 from harness.records.metrics import ACCURACY, UTILIZATION, Metric, per_source, scenario_metrics
 from harness.records.published import PublishedResult
-from harness.records.result import RunResult, Versions
+from harness.records.result import RunResult
+from harness.records.trust import Trust
 
-# LoadGen settings the harness derives from the measured speed (expected QPS or latency from
-# the warm-up, and the Offline query size that follows from it): they differ whenever the
-# hardware does, so they are not a reason to refuse. `scenario` is reported on its own line.
-# Everything else, the RNG seeds included (official seeds vs custom ones), must match.
-# Batch size, providers and the LoadGen verdict are shown in the info rows, not refused: each
-# target's own best batch and provider are what a cross-hardware comparison is about.
-SPEED_DERIVED_SETTINGS = frozenset(
-    {"target_qps", "target_latency_ns", "samples_per_query", "min_sample_count"}
-)
-IGNORED_SETTINGS = SPEED_DERIVED_SETTINGS | {"scenario"}
-# (package, its version in a result): the runtime packages that must match.
-RUNTIME_PACKAGES: tuple[tuple[str, Callable[[Versions], str]], ...] = (
-    ("onnxruntime", lambda v: v.onnxruntime),
-    ("mlcommons-loadgen", lambda v: v.loadgen),
-)
-HARDWARE_PREFIXES = ("cpu.", "memory.", "gpus")
+NO_RESULTS = "no results to compare (the sweep measured no point)"
+__all__ = [
+    "IGNORED_SETTINGS",
+    "SPEED_DERIVED_SETTINGS",
+    "Cell",
+    "Comparison",
+    "Pair",
+    "Row",
+    "comparability_problems",
+    "compare",
+    "environment_differences",
+    "hardware_differences",
+    "published_differences",
+    "tiers",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,6 +78,24 @@ class Row:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Pair:
+    """One side against the first, its differences graded in three tiers.
+
+    ``not_comparable``: a different model or scenario (nothing to compare). ``intended``:
+    precision, batch size, hardware, runtime: what a user compares on purpose. ``caveats``:
+    what weakens the numbers without forbidding the comparison (per-round seeds and other
+    LoadGen settings, the LoadGen release, a quick profile, the division).
+    """
+
+    index: int  # the other side's place in Comparison.labels
+    first: str
+    other: str
+    not_comparable: tuple[str, ...]
+    intended: tuple[str, ...]
+    caveats: tuple[str, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
 class Comparison:
     """Everything `harness compare` shows; rendered by harness.report.compare_render."""
 
@@ -76,10 +108,14 @@ class Comparison:
     alpha: float
     scenarios: tuple[str | None, ...] = ()  # per side; None: a sweep that measured nothing
     confidence: float = 0.95
+    pairs: tuple[Pair, ...] = ()
 
     @property
     def comparable(self) -> bool:
-        """Whether nothing makes the comparison unfair."""
+        """Whether every side has the first's model and scenario (`problems` is empty).
+
+        Intended differences and caveats do not make a comparison "not comparable".
+        """
         return not self.problems
 
     @property
@@ -101,50 +137,16 @@ class Comparison:
         )
 
 
-def comparability_problems(a: RunResult, b: RunResult) -> list[str]:
-    """Each difference that makes comparing a with b unfair, one line each (a's value first)."""
-    problems = [
-        *_differs("model checksum", a.model.sha256[:12], b.model.sha256[:12]),
-        *_differs("precision", a.model.precision, b.model.precision),
-        *_differs("scenario", a.scenario, b.scenario),
-        *_differs("profile (quick vs submission)", a.outcome.profile, b.outcome.profile),
-    ]
-    for package, version in RUNTIME_PACKAGES:
-        problems += _differs(f"{package} version", version(a.versions), version(b.versions))
-    problems += _differs(
-        "official mlperf.conf sha256",
-        a.loadgen_config.mlperf_conf_sha256[:12],
-        b.loadgen_config.mlperf_conf_sha256[:12],
-    )
-    for key in sorted((set(a.settings) | set(b.settings)) - IGNORED_SETTINGS):
-        problems += _differs(f"LoadGen setting {key}", a.settings.get(key), b.settings.get(key))
-    return problems
-
-
-def hardware_differences(a: RunResult, b: RunResult) -> list[str]:
-    """Fingerprint differences that describe only the hardware (CPU, memory, GPUs)."""
-    return [line for line in _fingerprint_lines(a, b) if line.startswith(HARDWARE_PREFIXES)]
-
-
-def environment_differences(a: RunResult, b: RunResult) -> list[str]:
-    """The other fingerprint differences (OS, Python, packages, container): shown, not refused.
-
-    The runtime packages are left out: comparability_problems reports them.
-    """
-    runtime = tuple(f"software.packages.{package}:" for package, _ in RUNTIME_PACKAGES)
-    return [
-        line
-        for line in _fingerprint_lines(a, b)
-        if not line.startswith(HARDWARE_PREFIXES) and not line.startswith(runtime)
-    ]
-
-
-def compare(groups: Sequence[Side], *, alpha: float = 0.05) -> Comparison:
+def compare(
+    groups: Sequence[Side], *, alpha: float = 0.05, trust: Sequence[Trust] | None = None
+) -> Comparison:
     """Each metric's median per group, its ratio to the first group and Welch's significance.
 
     A published MLPerf result (harness.records.published) stands beside local groups as one
     value per metric; the rules that flag an unfair comparison are the same (see
-    published_problems), and its hardware is never called the same as any other.
+    published_problems), and its hardware is never called the same as any other. `trust`:
+    each side's (harness.inspect.trust reads its files); without it, what the results say
+    (harness.analysis.trust). It is the sides' "trust" row.
     """
     if len(groups) < 2:
         raise ConfigError("compare needs at least two results, trials or sweep directories")
@@ -158,16 +160,18 @@ def compare(groups: Sequence[Side], *, alpha: float = 0.05) -> Comparison:
         extra = [*_energy_metrics(shared, results), *ACCURACY, *UTILIZATION]
         rows = [_row(m, groups, alpha, mlperf=True, headline=i == 0) for i, m in enumerate(mlperf)]
         rows += [_row(m, groups, alpha, mlperf=False) for m in extra]
-    problems, hardware, environment = _differences(groups)
+    pairs, hardware, environment = _differences(groups)
+    problems = [f"{p.first} vs {p.other}: {line}" for p in pairs for line in p.not_comparable]
     return Comparison(
         labels=tuple(g.label for g in groups),
-        info=_info(groups),
+        info=(*_info(groups), ("trust", _trust_row(groups, trust))),
         rows=tuple(r for r in rows if r.headline or any(c.values for c in r.cells)),
         problems=tuple(problems),
         hardware=tuple(hardware),
         environment=tuple(environment),
         alpha=alpha,
         scenarios=scenarios,
+        pairs=tuple(pairs),
     )
 
 
@@ -220,66 +224,38 @@ def _cell(first: list[float], first_value: float | None, values: list[float], al
     )
 
 
-def _differences(groups: Sequence[Side]) -> tuple[list[str], list[str], list[str]]:
-    problems: list[str] = []
+def _differences(groups: Sequence[Side]) -> tuple[list[Pair], list[str], list[str]]:
+    pairs: list[Pair] = []
     hardware: list[str] = []
     environment: list[str] = []
     first = groups[0]
-    for group in groups[1:]:
+    for index, group in enumerate(groups[1:], start=1):
         prefix = f"{first.label} vs {group.label}: "  # values follow in this order
+        found: Tiers
         if isinstance(group, PublishedResult) or isinstance(first, PublishedResult):
-            found = published_differences(first, group)
-            problems += [prefix + line for line in found[0]]
-            hardware += [prefix + line for line in found[1]]
-            environment += [prefix + line for line in found[2]]
-            continue
-        if not group.results or not first.results:
-            problems.append(f"{prefix}no results to compare (the sweep measured no point)")
-            continue
-        a, b = first.results[0], group.results[0]
-        problems += [prefix + line for line in comparability_problems(a, b)]
-        hardware += [prefix + line for line in hardware_differences(a, b)]
-        environment += [prefix + line for line in environment_differences(a, b)]
-    return problems, hardware, environment
-
-
-def published_differences(a: Side, b: Side) -> tuple[list[str], list[str], list[str]]:
-    """(problems, hardware, environment) of a pair where one side or both are published.
-
-    The local rules, read from both sides: benchmark (LoadGen's model key), precision,
-    scenario, profile (a published result ran under MLPerf's rules: submission), LoadGen
-    release and the LoadGen settings both logged; and the division when both have one.
-    A published side's hardware is always listed: it is never the same machine.
-    """
-    fa, fb = facts(a), facts(b)
-    if fa is None or fb is None:
-        return ["no results to compare (the sweep measured no point)"], [], []
-    problems = [
-        *_differs("benchmark (LoadGen model key)", fa.model, fb.model),
-        *_precision(fa.precision, fb.precision),
-        *_differs("scenario", fa.scenario, fb.scenario),
-        *(_differs("division", fa.division, fb.division) if fa.division and fb.division else []),
-        *_differs("profile (quick vs submission)", fa.profile, fb.profile),
-        *_differs("mlcommons-loadgen release", fa.loadgen, fb.loadgen),
-    ]
-    both = (set(fa.settings) & set(fb.settings)) - IGNORED_SETTINGS
-    for key in sorted(both):
-        problems += _differs(f"LoadGen setting {key}", fa.settings[key], fb.settings[key])
-    environment = [f"software: {fa.software} vs {fb.software}"]
-    one_side = sorted((set(fa.settings) ^ set(fb.settings)) - IGNORED_SETTINGS)
-    if one_side:
-        environment.append(
-            "LoadGen settings only one side logged (another LoadGen): " + ", ".join(one_side)
+            found, hw, env = published_tiers(first, group)
+        elif not group.results or not first.results:
+            found, hw, env = (
+                (["no results to compare (the sweep measured no point)"], [], []),
+                [],
+                [],
+            )
+        else:
+            a, b = first.results[0], group.results[0]
+            found, hw, env = tiers(a, b), hardware_differences(a, b), environment_differences(a, b)
+        hardware += [prefix + line for line in hw]
+        environment += [prefix + line for line in env]
+        pairs.append(
+            Pair(
+                index=index,
+                first=first.label,
+                other=group.label,
+                not_comparable=tuple(found[0]),
+                intended=tuple(found[1]),
+                caveats=tuple(found[2]),
+            )
         )
-    return problems, [f"{fa.hardware} vs {fb.hardware}"], environment
-
-
-def _precision(a: str | None, b: str | None) -> list[str]:
-    if a is None and b is None:
-        return ["precision: stated by neither published result"]
-    if a is None or b is None:
-        return [f"precision: {a!r} != {b!r} (the published result does not state its own)"]
-    return _differs("precision", a, b)
+    return pairs, hardware, environment
 
 
 INFO_ROWS: tuple[str, ...] = (
@@ -293,6 +269,18 @@ INFO_ROWS: tuple[str, ...] = (
     "model",
     "fingerprint",
 )
+
+
+def _trust_row(groups: Sequence[Side], trust: Sequence[Trust] | None) -> tuple[str, ...]:
+    """Each side's tier and badges, one cell each."""
+    found = list(trust) if trust is not None else [_trust(g) for g in groups]
+    if len(found) != len(groups):
+        raise ValueError("trust: one record per side, in order")
+    return tuple(f"{t.tier}: {' | '.join(b.text for b in t.badges)}" for t in found)
+
+
+def _trust(side: Side) -> Trust:
+    return group_trust(side) if isinstance(side, Group) else published_trust(side)
 
 
 def _info(groups: Sequence[Side]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -349,11 +337,3 @@ def _verdict(results: Sequence[RunResult]) -> str:
     if not results:
         return "n/a"
     return "VALID" if not invalid else f"INVALID ({invalid} of {len(results)})"
-
-
-def _differs(what: str, a: Any, b: Any) -> list[str]:
-    return [] if a == b else [f"{what}: {a!r} != {b!r}"]
-
-
-def _fingerprint_lines(a: RunResult, b: RunResult) -> list[str]:
-    return compare_fingerprints(a.fingerprint, b.fingerprint)

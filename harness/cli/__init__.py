@@ -44,6 +44,7 @@ from harness.config import DEFAULT_TRIALS, PRECISIONS, PROFILES
 from harness.errors import (
     BROKEN_PIPE,
     ERROR_CODES,
+    NOT_COMPARABLE,
     ConfigError,
     HarnessError,
     exit_code_table,
@@ -256,7 +257,14 @@ def _parser() -> argparse.ArgumentParser:
     add_trust_option(report)
     report.set_defaults(func=_report)
 
-    compare = verbs.add_parser("compare", help="side-by-side table with significance")
+    compare = verbs.add_parser(
+        "compare",
+        help="side-by-side table with significance",
+        description="Each result against the first: MLPerf's metrics with ratios and Welch's "
+        "t-test, and each pair's differences in tiers (not comparable, intended, caveats).",
+        epilog=f"exit {NOT_COMPARABLE.code}: {NOT_COMPARABLE.meaning}; errors exit as "
+        "`harness --help` lists",
+    )
     compare.add_argument(
         "dirs",
         type=Path,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from harness.config import PRECISIONS, PROFILES
+from harness.errors import FLEET_INCOMPLETE
 
 P = TypeVar("P", bound=argparse.ArgumentParser)
 
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from harness.fleet.launch import Launched
     from harness.fleet.state import TaskStatus
 
-FLEET_INCOMPLETE = 32  # collect/status --wait: a task did not complete (see harness --help)
 POLL_S = 5.0  # seconds between polls with --wait
 
 
@@ -32,7 +32,7 @@ def add_fleet_verb(verbs: argparse._SubParsersAction[P]) -> None:
         help="run a suite across many machines through Slurm or Kubernetes, and merge it",
         description="Plans a fleet directory on a filesystem the nodes share (one task file "
         "per shard), submits it to the scheduler you have, and merges every task's results "
-        f"into one comparison. status/collect exit {FLEET_INCOMPLETE} when a task did not "
+        f"into one comparison. status/collect exit {FLEET_INCOMPLETE.code} when a task did not "
         "complete.",
     )
     actions = fleet.add_subparsers(dest="fleet_action", required=True, metavar="ACTION")
@@ -225,7 +225,7 @@ def _status(args: argparse.Namespace) -> int:
         follow(args.fleet_dir, args.interval, say=_flushed, note=_note)
     _, found = statuses(args.fleet_dir, _note)
     _print_status(found)
-    return 0 if all(s.good for s in found) else FLEET_INCOMPLETE
+    return 0 if all(s.good for s in found) else FLEET_INCOMPLETE.code
 
 
 def _collect(args: argparse.Namespace) -> int:
@@ -245,15 +245,16 @@ def _write_collection(fleet: Path) -> int:
     print(render_markdown(merged), end="")
     if merged.groups:
         from harness.cli.inspection import _check_out_dir, _write_report
+        from harness.inspect.trust import trust_of
 
         out = fleet / "report"
         if out.exists():
             out = fleet / f"report-{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}"
         _check_out_dir(out)
-        _write_report(out, list(merged.groups))
+        _write_report(out, [(g, trust_of(g)) for g in merged.groups])
     print(markdown)
     print(data)
-    return 0 if all(s.good for s in merged.statuses) else FLEET_INCOMPLETE
+    return 0 if all(s.good for s in merged.statuses) else FLEET_INCOMPLETE.code
 
 
 def _cancel(args: argparse.Namespace) -> int:

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 
 from harness.cli.measure import _find_suite
 from harness.config import load_scenario
-from harness.errors import ConfigError, ResultError
+from harness.errors import NOT_COMPARABLE, ConfigError, ResultError
 from harness.hardware import get_target
 from harness.records.layout import COMPARE_HTML, COMPARE_MD, REPORT_HTML, REPORT_MD
+from harness.records.published import PublishedResult as PublishedResultType
 from harness.report.summary import render_summary
 from harness.text import printable
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from harness.inspect.opener import Member, Opened
     from harness.records.group import Group
     from harness.records.published import PublishedResult
+    from harness.records.trust import Trust
 
 
 def _models_list(args: argparse.Namespace) -> int:
@@ -133,22 +135,28 @@ def _report(args: argparse.Namespace) -> int:
     out = args.out or (first.parent if first.is_file() else first) / "report"
     _check_out_dir(out)
     with contextlib.ExitStack() as stack:
-        sides = [side for path in args.dirs for side in _load_sides(path, args.trust, stack)]
-        return _write_report(out, sides)
+        pairs = [pair for path in args.dirs for pair in _load_trusted(path, args.trust, stack)]
+        return _write_report(out, pairs)
 
 
-def _write_report(out: Path, sides: list[Group | PublishedResult]) -> int:
+def _write_report(out: Path, pairs: list[tuple[Group | PublishedResult, Trust]]) -> int:
     from harness.files import atomic_write_text
     from harness.records.group import Group
     from harness.report.html import render_html
     from harness.report.markdown import render_markdown
 
+    sides = [side for side, _ in pairs]
     groups = [s for s in sides if isinstance(s, Group)]
     published = [s for s in sides if not isinstance(s, Group)]
+
+    def trust_of(side: Group | PublishedResult) -> Trust:
+        return next(t for s, t in pairs if s is side)
+
     images = _make_out_dir(out / "images")
-    markdown = render_markdown(groups, images_dir=images, published=published)
+    markdown = render_markdown(groups, images_dir=images, published=published, trust=trust_of)
     atomic_write_text(out / REPORT_MD, markdown)
-    atomic_write_text(out / REPORT_HTML, render_html(groups, published, out_dir=out))
+    page = render_html(groups, published, out_dir=out, trust=trust_of)
+    atomic_write_text(out / REPORT_HTML, page)
     _say(f"{out / REPORT_MD}\n{out / REPORT_HTML}")
     return 0
 
@@ -164,16 +172,15 @@ def _compare(args: argparse.Namespace) -> int:
     if args.out is not None:
         _check_out_dir(args.out)
     with contextlib.ExitStack() as stack:
-        comparison = compare(
-            [side for path in args.dirs for side in _load_sides(path, args.trust, stack)]
-        )
+        pairs = [pair for path in args.dirs for pair in _load_trusted(path, args.trust, stack)]
+        comparison = compare([s for s, _ in pairs], trust=[t for _, t in pairs])
     _say(render_compare_text(comparison, width=_terminal_width()))
     if args.out is not None:
         out = _make_out_dir(args.out)
         atomic_write_text(out / COMPARE_MD, render_compare_markdown(comparison))
         atomic_write_text(out / COMPARE_HTML, render_compare_html(comparison))
         _say(f"{args.out / COMPARE_MD}\n{args.out / COMPARE_HTML}")
-    return 0
+    return 0 if comparison.comparable else NOT_COMPARABLE.code
 
 
 def _terminal_width() -> int:
@@ -186,22 +193,24 @@ def _terminal_width() -> int:
     return UNWRAPPED_WIDTH
 
 
-def _load_sides(
+def _load_trusted(
     path: Path, trust: Sequence[Path], stack: contextlib.ExitStack
-) -> list[Group | PublishedResult]:
-    """Each result `path` stands for (harness.inspect.opener), read; groups labelled by note."""
+) -> list[tuple[Group | PublishedResult, Trust]]:
+    """Each result `path` stands for, read, with its trust (harness.inspect.trust)."""
     from harness.inspect.opener import load_side
+    from harness.inspect.trust import trust_of
     from harness.records.group import Group
 
     opened = _open(path, trust, stack)
-    sides: list[Group | PublishedResult] = []
+    pairs: list[tuple[Group | PublishedResult, Trust]] = []
     for member in opened.members:
         side = load_side(member)
+        found = trust_of(side, opened)
         note = _note(opened, member)
         if isinstance(side, Group) and note is not None:
             side = dataclasses.replace(side, label=f"{side.label} [{note}]")
-        sides.append(side)
-    return sides
+        pairs.append((side, found))
+    return pairs
 
 
 def _open(path: Path, trust: Sequence[Path], stack: contextlib.ExitStack) -> Opened:
@@ -274,27 +283,31 @@ def _show(args: argparse.Namespace) -> int:
             opened = _open(path, args.trust, stack)
             for member in opened.members:
                 note = _note(opened, member)
-                _show_one(member, None if note is None else f"{member.path.name} [{note}]")
+                _show_one(opened, member, None if note is None else f"{member.path.name} [{note}]")
     return 0
 
 
-def _show_one(member: Member, name: str | None = None) -> None:
-    """A member as text (harness.report.text): a record's rows, a group's table, a run's summary."""
-    from harness.published.record import load_published
+def _show_one(opened: Opened, member: Member, name: str | None = None) -> None:
+    """A member as text (harness.report.text): its trust, then its rows, table or summary."""
+    from harness.inspect.opener import load_side
+    from harness.inspect.trust import trust_of
     from harness.records.layout import SWEEP_FILE
     from harness.report.text import render_group, render_published
     from harness.results.groupfile import read_sweep
-    from harness.results.groups import load_group
     from harness.results.runfile import load_result
 
     path = member.path
-    if member.kind == "published":  # an imported MLPerf result: its own rows, labelled
-        _say(render_published(load_published(path), path))
+    if member.kind == "run":
+        load_result(path)  # its own errors first: no such result, an INCOMPLETE run
+    side = load_side(member)
+    trust = trust_of(side, opened)
+    if isinstance(side, PublishedResultType):  # an imported MLPerf result: its own rows
+        _say(render_published(side, path, trust))
     elif member.kind == "run":
-        _say(render_summary(load_result(path), name or str(path)))
+        _say(render_summary(side.results[0], name or str(path), trust))
     else:
         sweep = read_sweep(path / SWEEP_FILE) if member.kind == "sweep" else None
-        _say(render_group(load_group(path), name or str(path), sweep))
+        _say(render_group(side, name or str(path), sweep, trust))
 
 
 def _say(text: str, *, err: bool = False) -> None:

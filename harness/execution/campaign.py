@@ -13,19 +13,23 @@ from typing import IO
 from harness.analysis.spread import metric_spreads
 from harness.analysis.sweep import failed_sweep, run_sweep, sweep_batches
 from harness.analysis.trials import trial_stats
+from harness.analysis.trust import group_trust, plausibility_of
 from harness.analysis.values import headline, metric_values
+from harness.compliance.summary import group_compliance
 from harness.compliance.verify import render_verdict
 from harness.config import DEFAULT_TRIALS
 from harness.errors import HarnessError, RunError
 from harness.execution import pipeline
 from harness.execution.pipeline import Launcher, WorkerError, run_compliance, run_new
 from harness.files import INCOMPLETE_FILE, create_run_dir, mark_complete, mark_incomplete
+from harness.records.group import Group
 from harness.records.job import ComplianceTest
 from harness.records.layout import SWEEP_FILE, TRIALS_FILE
 from harness.records.request import RunRequest
 from harness.records.result import RunResult
 from harness.records.sweep import SweepOutcome, SweepPoint
 from harness.records.trials import TrialStats
+from harness.records.trust import Trust, TrustFacts
 from harness.report.summary import render_summary
 from harness.report.text import brief_trials, render_group, run_line
 from harness.results.groupfile import (
@@ -116,7 +120,8 @@ def run_trials(
         if brief:
             stream.write(brief_trials(batch, trials_file) + "\n")
         else:  # the group as `show` prints it
-            stream.write(render_group(load_group(group), str(group)) + "\n")
+            loaded = load_group(group)
+            stream.write(render_group(loaded, str(group), trust=_trust(loaded)) + "\n")
     return group
 
 
@@ -253,7 +258,8 @@ def _finish_sweep(
     )
     write_sweep(sweep / SWEEP_FILE, sweep_file)
     if stream is not None:
-        stream.write(render_group(load_group(sweep), str(sweep), sweep_file) + "\n")
+        loaded = load_group(sweep)
+        stream.write(render_group(loaded, str(sweep), sweep_file, _trust(loaded)) + "\n")
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
@@ -307,3 +313,12 @@ def _values(results: Sequence[RunResult], metric: str) -> list[float]:
         names = ", ".join(r.run_id for r in results)
         raise HarnessError(f"no run has a value of {metric} ({names})")
     return values
+
+
+def _trust(group: Group) -> Trust:
+    """The group's trust as `show` prints it (harness.inspect.trust): the facts a campaign has."""
+    facts = TrustFacts(
+        compliance=group_compliance(group),
+        plausibility=tuple(plausibility_of(r) for r in group.results),
+    )
+    return group_trust(group, facts)

@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from harness.analysis.compare import Cell, Comparison, Row
 from harness.report import safe
 from harness.report.compare_render import (
+    TIER_TITLES,
     difference_sections,
     header_cells,
     interval_text,
     judgement,
     legend,
     letters,
+    pair_sections,
     ratio_text,
     row_cells,
     sections,
@@ -47,6 +49,8 @@ figcaption { font-weight: 600; }
 svg { max-width: 100%; height: auto; }
 svg text { font: 12px system-ui, sans-serif; fill: #1a1a1a; }
 .note { color: #444; font-style: italic; }
+.headline-ratio { font-size: 1.4rem; font-weight: 700; margin: 0.3rem 0; }
+h3.bad { color: #c62828; }
 """
 
 
@@ -56,6 +60,7 @@ def render_compare_html(c: Comparison) -> str:
     body = [
         f"<h1>{safe.text(title)}</h1>",
         _verdict(c),
+        *_pairs(c),
         "<h2>Sides</h2>",
         _sides(c),
         *_bars(c),
@@ -86,6 +91,22 @@ def _verdict(c: Comparison) -> str:
         f'<section class="verdict {kind}"><h2>Verdict: {safe.text(head)}</h2>'
         f"<ul>{items}</ul>{note}</section>"
     )
+
+
+def _pairs(c: Comparison) -> list[str]:
+    """Per pair: the headline ratio, large, then its differences in their tiers."""
+    out = []
+    for title, ratio, tiers in pair_sections(c):
+        parts = [
+            f'<section class="pair"><h2>{safe.text(title)}</h2>'
+            f'<p class="headline-ratio">{safe.text(ratio)}</p>'
+        ]
+        for tier, items in tiers:
+            listed = "".join(f"<li>{safe.text(item)}</li>" for item in items)
+            kind = "bad" if tier == TIER_TITLES[0] else "tier"
+            parts.append(f'<h3 class="{kind}">{safe.text(tier)}</h3><ul>{listed}</ul>')
+        out.append("".join(parts) + "</section>")
+    return out
 
 
 def _sides(c: Comparison) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from harness.analysis.compare import Cell, Comparison, Row
+from harness.analysis.compare import Cell, Comparison, Pair, Row
 from harness.records.metrics import Metric
 from harness.report import safe
 
@@ -15,6 +15,11 @@ HARDWARE = "Hardware differences (the point of the comparison):"
 ENVIRONMENT = "Other environment differences (shown, not refused):"
 NO_PROBLEMS = (
     "nothing: same model, precision, scenario, LoadGen settings, runtime versions and profile"
+)
+TIER_TITLES = (
+    "Not comparable (another model or scenario)",
+    "Intended differences (precision, batch size, hardware, runtime)",
+    "Caveats (seeds and other LoadGen settings, LoadGen release, quick profile)",
 )
 EXTRA_TITLE = "Also measured by the harness (not MLPerf metrics of this scenario)"
 MIN_LABEL_WIDTH = 12
@@ -27,12 +32,53 @@ def letters(c: Comparison) -> tuple[str, ...]:
 
 
 def verdict(c: Comparison) -> tuple[str, tuple[str, ...]]:
-    """The verdict's line and its reasons, one per difference that makes it unfair."""
-    if c.comparable:
+    """The verdict's line and its reasons: what makes it not comparable, else the tiers found."""
+    if not c.comparable:
+        n = len(c.problems)
+        verb = "difference makes" if n == 1 else "differences make"
+        return (
+            f"{NOT_COMPARABLE}: {n} {verb} these results not comparable (model or scenario)",
+            c.problems,
+        )
+    intended = sum(len(p.intended) for p in c.pairs)
+    caveats = sum(len(p.caveats) for p in c.pairs)
+    if not intended and not caveats:
         return f"{COMPARABLE}: nothing makes this comparison unfair", (NO_PROBLEMS,)
-    n = len(c.problems)
-    verb = "difference makes" if n == 1 else "differences make"
-    return f"{NOT_COMPARABLE}: {n} {verb} this comparison unfair", c.problems
+    found = f"{intended} intended difference{'s' * (intended != 1)}, {caveats} caveat" + (
+        "s" * (caveats != 1)
+    )
+    return f"{COMPARABLE}: same model and scenario; {found} (by pair below)", ()
+
+
+def headline_text(c: Comparison, pair: Pair) -> str:
+    """The pair's headline ratio in one line: "B/A = 1.26x on throughput (higher is better)"."""
+    names = letters(c)
+    head = next((r for r in c.rows if r.headline), None)
+    if head is None:
+        return f"{names[pair.index]}/{names[0]}: no headline metric shared"
+    cell = head.cells[pair.index]
+    better = "higher" if head.metric.higher_is_better else "lower"
+    judged = judgement(head.metric, cell)
+    found = judged if judged in ("n/a", "n.s.") else f"{names[pair.index]} is {judged}"
+    return (
+        f"{names[pair.index]}/{names[0]} = {ratio_text(cell)} on {head.metric.title} "
+        f"({better} is better; {found}, p {p_text(cell)})"
+    )
+
+
+def pair_sections(c: Comparison) -> list[tuple[str, str, list[tuple[str, tuple[str, ...]]]]]:
+    """Per pair: its title, its headline ratio, and its tiers that have lines, in tier order."""
+    names = letters(c)
+    out = []
+    for pair in c.pairs:
+        title = f"{names[0]} vs {names[pair.index]}"
+        tiers = [
+            (TIER_TITLES[0], pair.not_comparable),
+            (TIER_TITLES[1], pair.intended),
+            (TIER_TITLES[2], pair.caveats),
+        ]
+        out.append((title, headline_text(c, pair), [(t, lines) for t, lines in tiers if lines]))
+    return out
 
 
 def sections(c: Comparison) -> list[tuple[str, tuple[Row, ...]]]:
@@ -137,6 +183,11 @@ def render_compare_text(c: Comparison, width: int = 100) -> str:
     lines += [line for item in reasons for line in _bullet(item, width)]
     if c.nothing_compared:
         lines += ["", *_wrap(c.nothing_compared, width)]
+    for title, ratio, tiers in pair_sections(c):
+        lines += ["", *_wrap(f"{title}: {ratio}", width, "", "    ")]
+        for tier, items in tiers:
+            lines += _wrap(f"{tier}:", width, "  ", "    ")
+            lines += [line for item in items for line in _wrap(item, width, "    - ", "      ")]
     lines += ["", "Sides:"]
     for letter, label, info in side_lines(c):
         lines += _wrap(label, width, f"  {letter:<3}", "     ")
@@ -223,6 +274,10 @@ def render_compare_markdown(c: Comparison) -> str:
     lines += [f"**Verdict: {head}**", "", *(f"- {_md(item)}" for item in reasons)]
     if c.nothing_compared:
         lines += ["", f"*{c.nothing_compared}*"]
+    for title, ratio, tiers in pair_sections(c):
+        lines += ["", f"### {_md(title)}: {_md(ratio)}"]
+        for tier, items in tiers:
+            lines += ["", f"*{_md(tier)}*", "", *(f"- {_md(item)}" for item in items)]
     lines += ["", "### Sides", "", *_md_table(_side_table(c), right=())]
     for title, rows in sections(c):
         everyone = list(range(1, len(c.labels)))

@@ -14,6 +14,8 @@ from harness.records.fingerprint import Fingerprint
 from harness.records.group import Group
 from harness.records.layout import DETAIL_LOG, RESULT_FILE, SUMMARY_LOG, TELEMETRY_FILE
 from harness.records.published import PublishedResult
+from harness.records.trust import Trust
+from harness.report.badges import TrustOf, default_trust, trust_sentence
 from harness.report.blocks import Block, Bullets, Heading, Para, Table
 from harness.report.cells import slug
 from harness.report.figures import latency_blocks, telemetry_blocks, utilization_blocks
@@ -36,12 +38,16 @@ def build_report(
     published: Sequence[PublishedResult] = (),
     *,
     links_from: Path | None = None,
+    trust: TrustOf | None = None,
 ) -> list[Block]:
     """Every section of the report, in order, for any renderer.
 
     Links to each run's raw files are relative to `links_from`, the directory the page is
-    written to; without it they are absolute file:// URLs.
+    written to; without it they are absolute file:// URLs. `trust` gives each group's and
+    record's trust (harness.inspect.trust, with what its files say); without it, what the
+    results alone say (harness.analysis.trust).
     """
+    trust_of = trust or default_trust
     sections = _sections(groups)
     blocks: list[Block] = [Heading(1, page_title(groups, published)), Para(_context(groups))]
     results = [r for g in groups for runs in g.all_runs for r in runs.results]
@@ -49,14 +55,14 @@ def build_report(
         blocks.append(Para("Quick profile: shortened LoadGen runs, NOT valid for MLPerf."))
     if sections:
         rows = tuple(
-            summary_row(s.group, f"[{n}](#{s.anchor})", _warning_count(s.group))
+            summary_row(s.group, f"[{n}](#{s.anchor})", _warning_count(s.group), trust_of(s.group))
             for n, s in enumerate(sections, start=1)
         )
         blocks += [Table(SUMMARY_HEADER, rows), Para(SUMMARY_NOTE)]
     blocks += _contents(sections, published)
     for section in sections:
-        blocks += _group(section, links_from)
-    return blocks + _machines(sections) + _published(published)
+        blocks += _group(section, links_from, trust_of(section.group))
+    return blocks + _machines(sections) + _published(published, trust_of)
 
 
 def page_title(groups: Sequence[Group], published: Sequence[PublishedResult] = ()) -> str:
@@ -116,10 +122,11 @@ def _contents(sections: Sequence[_Section], published: Sequence[PublishedResult]
     return [Heading(2, "Contents", "contents"), Bullets(tuple(items))] if items else []
 
 
-def _group(section: _Section, links_from: Path | None) -> list[Block]:
+def _group(section: _Section, links_from: Path | None, trust: Trust) -> list[Block]:
     """The group's sections; its prefix makes its image names unique within the report."""
     g, prefix = section.group, section.prefix
     blocks: list[Block] = [Heading(2, section.title, section.anchor), Para(_describe(g))]
+    blocks.append(Para(f"Trust: {trust.tier}. {trust_sentence(trust)}"))
     if g.results:
         blocks += results_blocks(g)
     if g.sweep is not None:
@@ -223,7 +230,7 @@ def _warnings(g: Group) -> list[Block]:
     return [Heading(3, "Warnings"), Bullets(items) if items else Para("No warnings.")]
 
 
-def _published(records: Sequence[PublishedResult]) -> list[Block]:
+def _published(records: Sequence[PublishedResult], trust_of: TrustOf) -> list[Block]:
     """Published MLPerf results, each labelled as such: imported, never measured here."""
     if not records:
         return []
@@ -235,6 +242,7 @@ def _published(records: Sequence[PublishedResult]) -> list[Block]:
         ),
     ]
     for record in records:
-        rows = tuple((field, value) for field, value in describe(record))
+        trust = trust_of(record)
+        rows = (("trust", f"{trust.tier}: {trust_sentence(trust)}"), *describe(record))
         blocks += [Heading(3, record.label), Table(("field", "value"), rows)]
     return blocks

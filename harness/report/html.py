@@ -10,6 +10,7 @@ from pathlib import Path
 from harness.records.group import Group
 from harness.records.published import PublishedResult
 from harness.report import safe
+from harness.report.badges import TrustOf
 from harness.report.blocks import (
     Block,
     Bullets,
@@ -53,6 +54,7 @@ def render_html(
     published: Sequence[PublishedResult] = (),
     *,
     out_dir: Path | None = None,
+    trust: TrustOf | None = None,
 ) -> str:
     """The whole page; it needs no other file and loads nothing from the network.
 
@@ -60,7 +62,7 @@ def render_html(
     without it they are file:// URLs, which no page links (harness.report.safe): text only.
     Every value is escaped and every link allowed by scheme in harness.report.safe.
     """
-    blocks = build_report(groups, published, links_from=out_dir)
+    blocks = build_report(groups, published, links_from=out_dir, trust=trust)
     body = "\n".join(_html(block) for block in blocks)
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'

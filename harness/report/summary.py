@@ -10,12 +10,18 @@ from harness.analysis.values import headline, metric_values
 from harness.records.group import Group
 from harness.records.metrics import SCENARIOS, per_source, percent, scenario_metrics
 from harness.records.result import RunResult
+from harness.records.trust import Trust
+from harness.report.badges import trust_line, trust_rows
 
 
 def render_summary(
-    result: RunResult, run_dir: str | None = None, *, said: Collection[str] = ()
+    result: RunResult,
+    run_dir: str | None = None,
+    trust: Trust | None = None,
+    *,
+    said: Collection[str] = (),
 ) -> str:
-    """A short, aligned table of the numbers a user looks at first.
+    """A short, aligned table of the numbers a user looks at first; `trust` below its verdict.
 
     `said`: warnings this command printed already (a trial's, word for word), left out.
     """
@@ -29,6 +35,7 @@ def render_summary(
     implausible = "; IMPLAUSIBLE (see physics)" if is_implausible(result) else ""
     rows = [
         ("result", f"{verdict} per LoadGen; {profile}{implausible}"),
+        *(trust_rows(trust) if trust is not None else []),
         ("throughput", _throughput(result)),
         ("latency", _latency(result)),
         *([("server", line)] if (line := _server(result)) is not None else []),
@@ -195,6 +202,7 @@ SUMMARY_HEADER = (
     "MLPerf metric",
     "value",
     "LoadGen",
+    "trust",
     "energy",
     "spread (CoV)",
     "warnings",
@@ -203,7 +211,8 @@ SUMMARY_NOTE = (
     "One row per configuration; value: the median over its runs of the metric MLPerf reports "
     f"for the scenario ({'; '.join(f'{s.scenario}: {s.note}' for s in SCENARIOS.values())}); "
     "spread: the CoV of that metric over the runs, marked ⚠ where the spread check warns "
-    "(too large to trust, or fewer runs than requested)."
+    "(too large to trust, or fewer runs than requested); trust: the tier and every verdict "
+    "(profile, LoadGen, INCOMPLETE, physics, TEST01/TEST04, bundle, reproduction, spread)."
 )
 
 
@@ -230,11 +239,26 @@ def configuration_label(result: RunResult) -> str:
     return f"{model_label(result)} · {result.scenario} · {device_label(result)}"
 
 
-def summary_row(group: Group, link: str, warnings: int) -> tuple[str, ...]:
+def summary_row(
+    group: Group, link: str, warnings: int, trust: Trust | None = None
+) -> tuple[str, ...]:
     """The group's row of the summary table; `link` is the Markdown link to its section."""
     results = group.results
+    shown = "n/a" if trust is None else f"{trust.tier}: {trust_line(trust)}"
     if not results:
-        return (link, "n/a", "n/a", "n/a", "n/a", "n/a", "no run", "n/a", "n/a", str(warnings))
+        return (
+            link,
+            "n/a",
+            "n/a",
+            "n/a",
+            "n/a",
+            "n/a",
+            "no run",
+            shown,
+            "n/a",
+            "n/a",
+            str(warnings),
+        )
     r = results[0]
     metric = headline(r.scenario, results)
     values = metric_values(results, metric)
@@ -247,6 +271,7 @@ def summary_row(group: Group, link: str, warnings: int) -> tuple[str, ...]:
         metric.title,
         value,
         _validity(results, group.runs.requested),
+        shown,
         _energy(results),
         _spread(values) + (" ⚠" if metric.key in spread_flags(group) else ""),
         str(warnings),

@@ -21,6 +21,8 @@ from harness.records.metrics import Metric, number
 from harness.records.metrics import metric as shown
 from harness.records.published import PublishedResult
 from harness.records.result import RunResult
+from harness.records.trust import Trust
+from harness.report.badges import trust_rows
 from harness.report.cells import cov_cell
 from harness.report.summary import render_summary
 from harness.results.groupfile import SweepFile, TrialsFile
@@ -29,20 +31,25 @@ from harness.text import printable
 Placed = tuple[str, str]  # (where, text): "batch 4" for a point's spread, else a run's label
 
 
-def render_group(group: Group, name: str, sweep: SweepFile | None = None) -> str:
+def render_group(
+    group: Group, name: str, sweep: SweepFile | None = None, trust: Trust | None = None
+) -> str:
     """The group as one block of text, titled `name` (its directory, as the user gave it).
 
     `sweep` is a sweep group's sweep.json as recorded: what it skipped and how sure its
-    verdict is are there only. A run is its summary.
+    verdict is are there only. A run is its summary. `trust` (harness.inspect.trust): its
+    tier and badges, below the title.
 
     Raises:
         ValueError: a sweep group without its `sweep`.
     """
     if group.kind == "run" and group.results:
-        return render_summary(group.results[0], name)
+        return render_summary(group.results[0], name, trust)
     first = group.results[0] if group.results else None
     what = f"{first.scenario_name}: {first.scenario}" if first else "no run measured"
     lines = [f"{name}: {group.kind} group, {what}"]
+    if trust is not None:
+        lines += [f"  {key:<11} {value}" for key, value in trust_rows(trust)]
     if group.sweep is None:
         lines += _trials_table(group.runs)
     elif sweep is None:
@@ -52,9 +59,9 @@ def render_group(group: Group, name: str, sweep: SweepFile | None = None) -> str
     return "\n".join([*lines, *_run_lines(group)])
 
 
-def render_published(record: PublishedResult, where: Path) -> str:
+def render_published(record: PublishedResult, where: Path, trust: Trust | None = None) -> str:
     """An imported MLPerf result: its label, then its own rows and where its record is."""
-    rows = [*describe(record), ("record", str(where))]
+    rows = [*(trust_rows(trust) if trust else []), *describe(record), ("record", str(where))]
     lines = [f"  {field:<16}{printable(value, newlines=False)}" for field, value in rows]
     return "\n".join([printable(record.label, newlines=False), *lines])
 

@@ -27,6 +27,17 @@ th[aria-sort="descending"] button.sort::after { content: " \\25BC"; }
 .filter { margin: .4rem 0; }
 .filter input { font: inherit; padding: .2rem .4rem; width: min(24rem, 100%); }
 .bad { color: #a50e0e; font-weight: 600; }
+.badge { display: inline-block; border: 1px solid; border-radius: .3rem; padding: 0 .3rem;
+         margin: .05rem 0; font-size: .8rem; white-space: nowrap; }
+.badge.bad { color: #a50e0e; background: #fdecea; }
+.badge.warn { color: #7a4f01; background: #fff4e0; font-weight: 600; }
+.badge.good { color: #1e6b2a; background: #edf7ed; }
+.badge.info { color: #555; background: #f7f7f7; }
+tr.tier-incomplete td, tr.tier-failed-a-check td { background: #fff8f8; }
+dl.verdicts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .8rem; }
+dl.verdicts dt { font-weight: 600; }
+dl.verdicts dd { margin: 0; }
+.headline-value { font-size: 1.4rem; font-weight: 700; }
 code { background: #f3f3f3; padding: 0 .2rem; word-break: break-all; }
 ul.notes li { margin: .2rem 0; }
 """

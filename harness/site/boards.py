@@ -1,4 +1,8 @@
-"""Leaderboards: one per model x scenario, a row per configuration, best headline first."""
+"""Leaderboards: one per model x scenario, a row per configuration, by tier then headline.
+
+The tiers are harness.analysis.trust's: submission-valid, then quick profile, then what
+failed a check, then what is incomplete; an interrupted group never ranks above a complete one.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.analysis.groups import group_warnings
+from harness.analysis.trust import group_trust, published_trust
 from harness.analysis.values import metric_values, published_value_of
 from harness.records.group import Group
 from harness.records.metrics import Metric, scenario_metrics
 from harness.records.published import PublishedResult
+from harness.records.trust import Trust
 from harness.site.discover import EntryKind
 from harness.site.entries import Entry
 from harness.site.headline import (
@@ -41,6 +47,7 @@ class BoardRow:
     warnings: int
     when: str  # a local run's date, or a published result's MLPerf round
     side: Side
+    trust: Trust
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,18 +114,18 @@ def _group_key(group: Group) -> tuple[str, str]:
     return r.loadgen_config.model_key, r.scenario
 
 
-def _rank(row: BoardRow) -> tuple[bool, float]:
+def _rank(row: BoardRow) -> tuple[int, bool, float]:
+    """The tier first (harness.analysis.trust), then the headline: best first, unmeasured last."""
     value = row.headline.value
     if value is None or math.isnan(value):
-        return True, 0.0
-    return False, -value if row.headline.higher_is_better else value
+        return row.trust.rank, True, 0.0
+    return row.trust.rank, False, -value if row.headline.higher_is_better else value
 
 
 def _group_row(entry: Entry, group: Group, metric: Metric) -> BoardRow:
     first = group.results[0]
-    valid = sum(r.valid for r in group.results)
+    trust = entry.trust_of(group) or group_trust(group)
     runs = len(group.results)
-    validity = ("VALID" if valid else "INVALID") if runs == 1 else f"{valid} of {runs} VALID"
     within = f" [{entry.title}]" if entry.kind in ("bundle", "fleet") else ""
     return BoardRow(
         entry=entry.slug,
@@ -127,16 +134,24 @@ def _group_row(entry: Entry, group: Group, metric: Metric) -> BoardRow:
         device=device(first),
         precision=first.model.precision,
         headline=group_headline(group, metric),
-        validity=validity,
+        validity=_validity(trust),
         runs=runs,
         warnings=len(group_warnings(group)),
         when=first.created_utc[:10],
         side=group,
+        trust=trust,
     )
 
 
+def _validity(trust: Trust) -> str:
+    """LoadGen's verdict, or INCOMPLETE: a group short of its runs is never called VALID."""
+    if trust.incomplete is not None:
+        return f"INCOMPLETE ({trust.runs} of {trust.requested} runs)"
+    return trust.loadgen
+
+
 def _published_row(entry: Entry, record: PublishedResult, metric: Metric) -> BoardRow:
-    validity = {True: "VALID", False: "INVALID", None: "not logged"}[record.valid]
+    trust = entry.trust_of(record) or published_trust(record)
     return BoardRow(
         entry=entry.slug,
         label=record.label,
@@ -144,9 +159,10 @@ def _published_row(entry: Entry, record: PublishedResult, metric: Metric) -> Boa
         device=published_device(record),
         precision=record.harness_precision or "not stated",
         headline=published_headline(record, metric),
-        validity=validity,
+        validity=trust.loadgen,
         runs=1,
         warnings=len(record.loadgen_warnings) + len(record.import_warnings),
         when=f"MLPerf v{record.mlperf_version}" if record.mlperf_version else "round unknown",
         side=record,
+        trust=trust,
     )

@@ -15,8 +15,11 @@ from pathlib import Path
 
 import harness
 from harness.analysis.compare import Comparison, compare
+from harness.analysis.trust import with_reproduction
 from harness.errors import HarnessError, ResultError
 from harness.files import atomic_write_text
+from harness.inspect.trust import Judge, reproductions_in, trust_of
+from harness.records.group import Group
 from harness.records.layout import (
     BUNDLE_SUFFIX,
     COMPARE_MD,
@@ -26,7 +29,10 @@ from harness.records.layout import (
     REPORT_MD,
     SITE_FILE,
 )
+from harness.records.published import PublishedResult
+from harness.records.trust import Trust
 from harness.report import safe
+from harness.report.badges import default_trust
 from harness.report.compare_render import render_compare_markdown, render_compare_text
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
@@ -62,8 +68,11 @@ def build_site(
     *,
     trust: Sequence[Path] = (),
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+    judge: Judge = trust_of,
 ) -> Site:
     """Write a static site of every result under `roots` into `out`, replacing it whole.
+
+    `judge` gives each result's trust (harness.inspect.trust.trust_of: what its files say).
 
     A result that cannot be read is left out and listed (Site.skipped, and the index).
 
@@ -79,7 +88,7 @@ def build_site(
     created = now().strftime("%Y-%m-%d %H:%M UTC")
     staging = _staging(out)
     try:
-        site = _write(found, roots, staging, trust, created)
+        site = _write(found, roots, staging, (trust, judge), created)
         _swap(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -138,9 +147,14 @@ def _swap(staging: Path, out: Path) -> None:
 
 
 def _write(
-    found: Discovery, roots: Sequence[Path], site: Path, trust: Sequence[Path], created: str
+    found: Discovery,
+    roots: Sequence[Path],
+    site: Path,
+    trust: tuple[Sequence[Path], Judge],
+    created: str,
 ) -> Site:
     entries, skipped = _load_all(found.found, site, trust)
+    entries = with_reproductions(entries)
     skipped = [*found.skipped, *skipped]
     boards = build_boards(entries)
     for entry in entries:
@@ -162,7 +176,7 @@ def _write(
 
 
 def _load_all(
-    found: Sequence[Found], site: Path, trust: Sequence[Path]
+    found: Sequence[Found], site: Path, trust: tuple[Sequence[Path], Judge]
 ) -> tuple[list[Entry], list[Skipped]]:
     entries: list[Entry] = []
     skipped: list[Skipped] = []
@@ -172,11 +186,28 @@ def _load_all(
         slug = _unique(_slug(f"{item.kind}-{name}"), slugs)
         entry_dir = site / "entries" / slug
         try:
-            entries.append(load_entry(item, slug, entry_dir, trust))
+            entries.append(load_entry(item, slug, entry_dir, *trust))
         except HarnessError as exc:
             shutil.rmtree(entry_dir, ignore_errors=True)
             skipped.append(Skipped(path=item.path, reason=str(exc), failed=True))
     return entries, skipped
+
+
+def with_reproductions(entries: Sequence[Entry]) -> list[Entry]:
+    """Each entry with the reproduction verdicts found about it elsewhere in the tree.
+
+    A reproduction group names what it reproduced (a run, a group, a bundle) by path; an
+    entry found at that path gets the verdict on each of its results.
+    """
+    found = reproductions_in(g for e in entries for g in e.groups)
+    out = []
+    for entry in entries:
+        check = found.get(entry.source.resolve())
+        if check is not None:
+            trust = tuple(with_reproduction(t, check) for t in entry.trust)
+            entry = dataclasses.replace(entry, trust=trust)
+        out.append(entry)
+    return out
 
 
 def _slug(text: str) -> str:
@@ -194,9 +225,14 @@ def _unique(slug: str, taken: set[str]) -> str:
 def _write_entry(entry: Entry, entry_dir: Path, boards: Sequence[Board], created: str) -> None:
     report = entry_dir / REPORT_DIR
     groups, published = list(entry.groups), list(entry.published)
-    markdown = render_markdown(groups, images_dir=report / "images", published=published)
+
+    def trust_of(side: Group | PublishedResult) -> Trust:
+        return entry.trust_of(side) or default_trust(side)
+
+    images = report / "images"
+    markdown = render_markdown(groups, images_dir=images, published=published, trust=trust_of)
     atomic_write_text(report / REPORT_MD, markdown)
-    page = render_html(groups, published, out_dir=report)
+    page = render_html(groups, published, out_dir=report, trust=trust_of)
     atomic_write_text(report / REPORT_HTML, _with_way_back(page))
     atomic_write_text(entry_dir / INDEX_HTML, entry_page(entry, entry_dir, boards, created))
 
@@ -211,7 +247,7 @@ def _with_way_back(page: str) -> str:
 
 
 def _write_compare(board: Board, directory: Path, created: str) -> None:
-    comparison = compare([row.side for row in board.rows])
+    comparison = compare([row.side for row in board.rows], trust=[r.trust for r in board.rows])
     atomic_write_text(directory / COMPARE_MD, render_compare_markdown(comparison))
     body = _compare_body(comparison)
     atomic_write_text(directory / INDEX_HTML, compare_page(board, body, created))

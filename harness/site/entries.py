@@ -10,10 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ResultError
-from harness.inspect.opener import Member, Opened, load_side, open_path
+from harness.inspect.opener import Member, Opened, Side, load_side, open_path
+from harness.inspect.trust import Judge, trust_of
 from harness.records.group import Group
 from harness.records.layout import BUNDLE_SUFFIX
 from harness.records.published import PublishedResult
+from harness.records.trust import Trust
 from harness.site.discover import EntryKind, Found
 
 # Files larger than this stay where they are: the entry page names them and their path.
@@ -26,7 +28,8 @@ class Entry:
     """One result of the site: its groups and published records, loaded from the site's copy.
 
     ``slug`` names its folder under the site's entries/; ``data`` is its copied tree there;
-    ``notes`` say what a reader should know (a bundle's verification, files not copied).
+    ``notes`` say what a reader should know (a bundle's verification, files not copied);
+    ``trust`` is each group's, then each published record's (harness.inspect.trust).
     """
 
     slug: str
@@ -37,6 +40,13 @@ class Entry:
     published: tuple[PublishedResult, ...]
     data: Path
     notes: tuple[str, ...]
+    trust: tuple[Trust, ...] = ()
+
+    def trust_of(self, side: Side) -> Trust | None:
+        """The trust of one of its groups or published records (by identity)."""
+        sides: list[Side] = [*self.groups, *self.published]
+        found = [t for s, t in zip(sides, self.trust, strict=False) if s is side]
+        return found[0] if found else None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -47,8 +57,12 @@ class Copied:
     left_out: tuple[str, ...]
 
 
-def load_entry(found: Found, slug: str, entry_dir: Path, trust: Sequence[Path]) -> Entry:
+def load_entry(
+    found: Found, slug: str, entry_dir: Path, trust: Sequence[Path], judge: Judge = trust_of
+) -> Entry:
     """Copy what `found` holds (harness.inspect.opener) under entry_dir/data; load the copy.
+
+    `judge` gives each result's trust from what it and its files say (harness.inspect.trust).
 
     Raises:
         HarnessError: as the loader of its kind does (ResultError, BundleError, ...).
@@ -65,6 +79,8 @@ def load_entry(found: Found, slug: str, entry_dir: Path, trust: Sequence[Path]) 
     )
     published = tuple(side for side in sides if not isinstance(side, Group))
     left_out = _left_out(c for _, c in copies)
+    every: list[Side] = [*groups, *published]
+    trusts = tuple(judge(side, opened) for side in every)
     return Entry(
         slug=slug,
         kind=found.kind,
@@ -74,6 +90,7 @@ def load_entry(found: Found, slug: str, entry_dir: Path, trust: Sequence[Path]) 
         published=published,
         data=data,
         notes=(*_bundle_note(opened), *opened.notes, *left_out),
+        trust=trusts,
     )
 
 

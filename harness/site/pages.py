@@ -23,8 +23,10 @@ from harness.records.layout import (
     TELEMETRY_FILE,
 )
 from harness.report import safe
+from harness.report.badges import TIER_NOTE, badges_html, tier_html
 from harness.site.assets import CSS_FILE, JS_FILE
 from harness.site.boards import Board, BoardRow
+from harness.site.cards import verdict_cards
 from harness.site.discover import Skipped
 from harness.site.entries import Entry
 
@@ -100,8 +102,9 @@ def index_page(
         "only: open this page from disk or from any web server.</p>",
         _contents(boards, skipped),
         '<h2 id="leaderboards">Leaderboards</h2>',
-        "<p>One table per model and scenario, best MLPerf metric first. Click a column's "
-        "name to sort by it; type in the box to filter the rows.</p>",
+        "<p>One table per model and scenario, best MLPerf metric first within each tier. "
+        "Click a column's name to sort by it; type in the box to filter the rows.</p>",
+        f'<p class="muted" id="tiers">{safe.text(TIER_NOTE)}</p>',
         *(_board(board) for board in boards),
         '<h2 id="results">All results</h2>',
         _results_table(entries),
@@ -138,7 +141,9 @@ def _board(board: Board) -> str:
         ("precision", False),
         (f"{first.label} ({first.unit})", True),
         ("spread (CoV)", True),
-        ("validity", False),
+        ("tier", False),
+        ("LoadGen", False),
+        ("trust", False),
         ("runs", True),
         ("warnings", True),
         ("when", False),
@@ -165,9 +170,12 @@ def _board_row(rank: int, row: BoardRow) -> str:
     value = "" if h.value is None else f"{h.value:.6g}"
     shown = h.text().removesuffix(f" {h.unit}")
     cov = "" if h.cov is None else f"{h.cov:.6g}"
+    trust = row.trust
     validity = safe.text(row.validity)
-    if "INVALID" in row.validity or row.validity.startswith("0 of"):
+    if row.validity != "VALID":
         validity = f'<span class="bad">{validity}</span>'
+    spread = "n/a" if h.cov is None else f"{h.cov * 100:.1f} %"
+    badges = [b for b in trust.badges if b.key not in ("loadgen",)]
     cells = (
         _td(str(rank), value=str(rank)),
         f"<td>{safe.link(f'entries/{quote(row.entry)}/{REPORT_PAGE}', row.label)}</td>",
@@ -175,13 +183,16 @@ def _board_row(rank: int, row: BoardRow) -> str:
         f"<td>{safe.text(row.device)}</td>",
         f"<td>{safe.text(row.precision)}</td>",
         _td(shown, value=value, title=h.label),
-        _td("n/a" if h.cov is None else f"{h.cov * 100:.1f} %", value=cov),
+        _td(spread + (" ⚠" if trust.spread else ""), value=cov, title=trust.spread),
+        f'<td data-value="{trust.rank}">{tier_html(trust)}</td>',
         f"<td>{validity}</td>",
+        f'<td class="trust">{badges_html(badges)}</td>',
         _td(str(row.runs), value=str(row.runs)),
         _td(str(row.warnings), value=str(row.warnings)),
         f"<td>{safe.text(row.when)}</td>",
     )
-    return "<tr>" + "".join(cells) + "</tr>"
+    tier = safe.attribute(trust.tier.replace(" ", "-"))
+    return f'<tr class="tier-{tier}">' + "".join(cells) + "</tr>"
 
 
 def _td(shown: str, *, value: str, title: str | None = None) -> str:
@@ -224,6 +235,7 @@ def entry_page(entry: Entry, entry_dir: Path, boards: Sequence[Board], created: 
         f'<p class="muted">{safe.text(KIND_NAMES[entry.kind])}, found at '
         f"<code>{safe.text(str(entry.source))}</code>; copied into this site.</p>",
         f'<ul class="notes">{notes}</ul>' if notes else "",
+        verdict_cards(entry, boards),
         f"<p>{safe.link(REPORT_PAGE, 'Report')} · "
         f"{safe.link(f'{REPORT_DIR}/{REPORT_MD}', 'Markdown')}"
         + (f" · on the leaderboards {on_boards}" if on_boards else "")

@@ -90,8 +90,10 @@ def test_compare_two_trial_groups(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["compare", *groups, "--out", str(tmp_path / "cmp")]) == 0
     out = capsys.readouterr().out
     assert "throughput (samples/s)" in out and "significant" in out
-    # Same model, settings, versions and profile: nothing makes this comparison unfair.
-    assert "- nothing: same model, precision, scenario, LoadGen settings" in out
+    # Same model, settings, versions and profile: no intended difference; the quick profile
+    # is the one caveat, and the headline ratio leads the pair
+    assert "COMPARABLE: same model and scenario; 0 intended differences, 1 caveat" in out
+    assert "A vs B: B/A = " in out and "quick profile on both sides" in out
     assert (tmp_path / "cmp" / "compare.md").is_file()
 
 

@@ -84,5 +84,5 @@ def test_compare_accepts_a_fleet_beside_a_trials_group(
 def test_compare_accepts_a_sweep_and_a_run(
     printed: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["compare", str(printed["run"]), str(printed["sweep"])]) == 0
+    assert main(["compare", str(printed["run"]), str(printed["sweep"])]) == 33
     assert "NOT COMPARABLE" in capsys.readouterr().out

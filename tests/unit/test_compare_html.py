@@ -51,8 +51,10 @@ def test_the_page_refers_to_nothing_outside_itself() -> None:
 
 def test_the_verdict_is_first_then_the_bars_then_the_table() -> None:
     page = _page(_epyc_vs_xeon())
-    verdict = page.index("NOT COMPARABLE")
-    assert verdict < page.index("<svg") < page.index('<table class="metrics"')
+    verdict = page.index("Verdict: COMPARABLE: same model and scenario")
+    assert verdict < page.index('class="headline-ratio">B/A = ') < page.index("<svg")
+    assert page.index("<svg") < page.index('<table class="metrics"')
+    assert page.index("Intended differences (precision") < page.index("<svg")
     assert page.index("onnxruntime version: &#x27;1.32.0&#x27; != &#x27;1.31.1&#x27;") < page.index(
         "<svg"
     )

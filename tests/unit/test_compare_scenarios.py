@@ -131,7 +131,9 @@ def test_difference_lines_give_values_in_the_order_of_their_labels() -> None:
     epyc, xeon = load_group(REPORTS / "trials-epyc"), load_group(REPORTS / "trials-xeon")
     assert epyc.results[0].versions.onnxruntime == "1.32.0"
     c = compare([epyc, xeon])
-    assert c.problems == ("trials-epyc vs trials-xeon: onnxruntime version: '1.32.0' != '1.31.1'",)
+    assert c.problems == ()
+    assert (c.pairs[0].first, c.pairs[0].other) == ("trials-epyc", "trials-xeon")
+    assert "onnxruntime version: '1.32.0' != '1.31.1'" in c.pairs[0].intended
     assert c.hardware[0] == "trials-epyc vs trials-xeon: cpu.cores: 2 != 4"
     mismatch = compare(list(_ss_vs_offline()))
     assert mismatch.problems[0] == (

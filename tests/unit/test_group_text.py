@@ -40,7 +40,9 @@ def test_a_trials_group_ends_its_campaign_as_show_prints_it(
     group = run_trials(_campaign(tmp_path), 2, batch_size=4, stream=stream)
     shown = _shown(group, capsys)
     assert stream.getvalue().endswith("\n\n" + shown)  # after each run's summary
-    lines = shown.splitlines()
+    lines = _without_trust(shown)
+    assert "  trust       quick profile: quick profile | LoadGen VALID" in shown
+    assert "| ⚠ spread" in shown and "  check       " not in shown  # its warning is below
     assert lines[0] == f"{group}: trials group, tiny-offline-sweep: Offline"
     assert lines[1] == "  2 trials of throughput (samples/s), higher is better (2 requested)"
     assert lines[3].split() == ["200.0", "240.0", "200.0", "56.6", "28.3", "%"]
@@ -56,13 +58,19 @@ def test_a_sweep_ends_its_campaign_as_show_prints_it(
     sweep = run_batch_sweep(_campaign(tmp_path), 2, batches=[1, 2, 4, 8, 64], stream=stream)
     shown = _shown(sweep, capsys)
     assert stream.getvalue().endswith("\n" + shown)  # after a line per run and per batch
-    lines = shown.splitlines()
+    lines = _without_trust(shown)
+    assert "  trust       quick profile: quick profile | LoadGen VALID" in shown
     assert lines[:2] == [
         f"{sweep}: sweep group, tiny-offline-sweep: Offline",
         "  batch sweep: 4 of 5 requested batch sizes run (8 runs)",
     ]
     assert "  sweep: saturation at batch 2 (uncertain), best at batch 2, stopped: plateau" in lines
     assert lines[-9] == "  runs:" and lines[-1].split()[:2] == ["bs-8/trial-2", "VALID"]
+
+
+def _without_trust(shown: str) -> list[str]:
+    """The lines of a group's text but its trust (tested in tests/unit/test_trust.py)."""
+    return [line for line in shown.splitlines() if not line.startswith(("  trust ", "  check "))]
 
 
 def test_a_sweep_is_drawn_from_its_sweep_file() -> None:

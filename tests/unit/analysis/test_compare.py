@@ -16,6 +16,7 @@ from harness.analysis.compare import (
     compare,
     environment_differences,
     hardware_differences,
+    tiers,
 )
 from harness.analysis.groups import group_warnings
 from harness.analysis.values import metric_values
@@ -165,7 +166,7 @@ def test_a_result_is_comparable_with_itself() -> None:
     assert hardware_differences(a, a) == environment_differences(a, a) == []
 
 
-def test_each_unfair_difference_is_one_line() -> None:
+def test_each_difference_is_one_line_in_its_tier() -> None:
     a = load_result(TINY)
     b = _tiny(
         model=dataclasses.replace(a.model, sha256="ab" * 32, precision="fp16"),
@@ -175,17 +176,27 @@ def test_each_unfair_difference_is_one_line() -> None:
         loadgen_config=dataclasses.replace(a.loadgen_config, mlperf_conf_sha256="cd" * 32),
         settings={**a.settings, "qsl_rng_seed": 1, "min_duration_ms": 600000},
     )
-    assert comparability_problems(a, b) == [
-        "model checksum: 'c6ba2ddaff04' != 'abababababab'",
-        "precision: 'fp32' != 'fp16'",
-        "scenario: 'SingleStream' != 'Offline'",
-        "profile (quick vs submission): 'quick' != 'submission'",
-        "onnxruntime version: '1.32.0' != '1.31.1'",
-        "mlcommons-loadgen version: '6.0.17' != '6.0.9'",
+    not_comparable, intended, caveats = tiers(a, b)
+    # fp16 converted from the same source model: the same model, another precision
+    assert not_comparable == ["scenario: 'SingleStream' != 'Offline'"]
+    assert comparability_problems(a, b) == not_comparable
+    assert intended == ["precision: 'fp32' != 'fp16'", "onnxruntime version: '1.32.0' != '1.31.1'"]
+    assert caveats == [
+        "profile: 'quick' != 'submission' (the quick run is shortened, NOT submission-valid)",
+        "mlcommons-loadgen release: '6.0.17' != '6.0.9'",
         "official mlperf.conf sha256: 'f6fe8510fde7' != 'cdcdcdcdcdcd'",
         "LoadGen setting min_duration_ms: 1000 != 600000",
         "LoadGen setting qsl_rng_seed: 2085463073848966840 != 1",
     ]
+
+
+def test_another_model_file_at_one_precision_is_not_comparable() -> None:
+    a = load_result(TINY)
+    b = _tiny(model=dataclasses.replace(a.model, sha256="ab" * 32))
+    assert comparability_problems(a, b) == ["model checksum: 'c6ba2ddaff04' != 'abababababab'"]
+    other_source = dataclasses.replace(a.precision, source_sha256="cd" * 32)
+    c = _tiny(model=dataclasses.replace(a.model, precision="int8"), precision=other_source)
+    assert comparability_problems(a, c)[0].startswith("model (source sha256): 'tiny c6ba")
 
 
 def test_settings_derived_from_the_measured_speed_are_not_a_difference() -> None:
@@ -211,9 +222,10 @@ def test_hardware_is_shown_apart_from_the_rest_of_the_environment() -> None:
         "cpu.vendor: 'AuthenticAMD' != 'GenuineIntel'",
         "memory.total_bytes: 25276502016 != 33554432000",
     ]
-    # onnxruntime differs too, but that is a comparability problem, not listed again here
+    # onnxruntime differs too, but that is an intended difference (runtime), not listed here
     assert environment_differences(a, b) == ["os.kernel: '6.18.44-fc-v669' != '6.8.0-49-generic'"]
-    assert comparability_problems(a, b) == ["onnxruntime version: '1.32.0' != '1.31.1'"]
+    assert comparability_problems(a, b) == []
+    assert "onnxruntime version: '1.32.0' != '1.31.1'" in tiers(a, b)[1]
 
 
 # --- compare ---------------------------------------------------------------------------------
@@ -252,7 +264,10 @@ def test_compare_takes_medians_ratios_and_welch_over_the_trials() -> None:
     energy = rows["telemetry.sources.cpu-package-0.energy_per_inference_mj"].cells
     assert (energy[0].value, energy[1].ratio, energy[1].p_value) == (None, None, None)
     # each line names its groups in the order its values are given
-    assert c.problems == ("trials-epyc vs trials-xeon: onnxruntime version: '1.32.0' != '1.31.1'",)
+    assert c.problems == ()  # another CPU and onnxruntime: intended differences, by pair
+    (pair,) = c.pairs
+    assert (pair.first, pair.other, pair.index) == ("trials-epyc", "trials-xeon", 1)
+    assert "onnxruntime version: '1.32.0' != '1.31.1'" in pair.intended
     assert c.hardware[0] == "trials-epyc vs trials-xeon: cpu.cores: 2 != 4"
     assert dict(c.info)["trials"] == ("3", "2 of 3")
 
@@ -263,7 +278,8 @@ def test_one_trial_per_side_has_no_significance() -> None:
     cell = c.rows[0].cells[1]
     assert (cell.value, cell.p_value, cell.significant) == (7150.0, None, None)
     assert cell.ratio == 7150.0 / 2000.5
-    assert c.problems == ()  # same configuration; batch size is shown, not refused
+    assert c.problems == ()  # same configuration; batch size is an intended difference
+    assert c.pairs[0].intended == ("batch size: 1 != 16",)
     assert dict(c.info)["batch size"] == ("1", "16")
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from golden import REPORTS, check_golden
 
 from harness.analysis.compare import Comparison, compare
 from harness.report.compare_render import (
-    NO_PROBLEMS,
     render_compare_markdown,
     render_compare_text,
 )
@@ -43,7 +43,8 @@ def test_the_headline_row_shows_value_ratio_interval_and_significance() -> None:
 
 def test_the_verdict_comes_before_the_table_and_singlestream_has_no_throughput() -> None:
     text = render_compare_text(_epyc_vs_xeon())
-    assert text.index("Verdict: NOT COMPARABLE") < text.index("metric ")
+    assert text.index("Verdict: COMPARABLE: same model and scenario") < text.index("metric ")
+    assert text.index("A vs B: B/A = ") < text.index("Intended differences") < text.index("metric ")
     assert "throughput" not in text
 
 
@@ -58,7 +59,16 @@ def test_one_trial_cannot_tell_and_nothing_is_unfair() -> None:
     text = render_compare_text(compare([load_group(sweep / "bs-1"), load_group(sweep)]))
     row = next(line for line in text.splitlines() if line.startswith("throughput"))
     assert re.split(r"\s{2,}", row)[-5:] == ["7,150.0", "3.57x", "n/a", "n/a", "n/a"]
-    assert f"Verdict: COMPARABLE: nothing makes this comparison unfair\n  - {NO_PROBLEMS}\n" in text
+    verdict = "Verdict: COMPARABLE: same model and scenario; 1 intended difference, 1 caveat"
+    assert verdict in text
+    assert "A vs B: B/A = 3.57x on throughput (samples/s) (higher is better; n/a, p n/a)" in text
+    assert "  Intended differences (precision, batch size, hardware, runtime):\n" in text
+    assert "    - batch size: 1 != 16\n" in text
+    assert "    - quick profile on both sides: shortened LoadGen runs" in text
+    # a quick profile is always a caveat, even of a result against itself
+    a = load_group(sweep / "bs-1")
+    same = render_compare_text(compare([a, dataclasses.replace(a, label="again")]))
+    assert "0 intended differences, 1 caveat (by pair below)" in same
     assert (
         "Hardware differences (the point of the comparison):\n  - none: the same hardware\n" in text
     )
