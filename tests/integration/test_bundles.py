@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import tarfile
 from collections.abc import Callable
@@ -27,9 +26,9 @@ from harness.errors import (
     UntrustedKeyError,
 )
 from tests.conftest import TINY_SS, write_scenario
+from tests.tar_members import Members, read_members, write_members
 
 pytestmark = pytest.mark.slow
-Members = dict[str, bytes | None]  # tar name: data, or None for a directory
 Edit = Callable[[Members], None]
 
 
@@ -142,27 +141,6 @@ def test_an_incomplete_run_is_refused(
     assert not out.exists()
 
 
-def _members(archive: Path) -> Members:
-    members: Members = {}
-    with tarfile.open(archive) as tar:
-        for member in tar.getmembers():
-            handle = tar.extractfile(member) if member.isfile() else None
-            members[member.name] = None if handle is None else handle.read()
-    return members
-
-
-def _write(archive: Path, members: Members) -> Path:
-    with tarfile.open(archive, "w") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            if data is None:
-                info.type = tarfile.DIRTYPE
-            else:
-                info.size = len(data)
-            tar.addfile(info, None if data is None else io.BytesIO(data))
-    return archive
-
-
 def _edit_number(members: Members) -> None:
     (path,) = (n for n in members if n.endswith("/result.json") and "/accuracy/" not in n)
     result = json.loads(members[path] or b"")
@@ -246,10 +224,10 @@ def test_each_tampering_is_reported_as_itself(
     case: str, bundle: Path, keys: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     steps, code, words = TAMPERINGS[case]
-    members = _members(bundle)
+    members = read_members(bundle)
     for step in steps:
         (_resign(str(keys / step)) if isinstance(step, str) else step)(members)
-    tampered = _write(tmp_path / "tampered.tar", members)
+    tampered = write_members(tmp_path / "tampered.tar", members)
     capsys.readouterr()
     assert main(["verify", str(tampered), "--trust", str(keys / "signer.pub")]) == code
     err = capsys.readouterr().err.strip()
@@ -262,9 +240,9 @@ def test_the_edited_number_message_names_the_logged_value(
     bundle: Path, keys: Path, run_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     logged = json.loads((run_dir / "result.json").read_text())["samples_per_second"]
-    members = _members(bundle)
+    members = read_members(bundle)
     _edit_number(members)
-    tampered = _write(tmp_path / "tampered.tar", members)
+    tampered = write_members(tmp_path / "tampered.tar", members)
     capsys.readouterr()
     assert main(["verify", str(tampered), "--trust", str(keys / "signer.pub")]) == 24
     err = capsys.readouterr().err
@@ -302,11 +280,11 @@ def test_show_compare_and_report_read_a_bundle_and_say_it_was_verified(
 def test_a_tampered_bundle_is_never_shown(
     bundle: Path, keys: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    members = _members(bundle)
+    members = read_members(bundle)
     _edit_number(members)
     _rehash(members)
     _resign(str(keys / "signer"))(members)
-    tampered = _write(tmp_path / "tampered.tar", members)
+    tampered = write_members(tmp_path / "tampered.tar", members)
     capsys.readouterr()
     code = main(["show", str(tampered), "--trust", str(keys / "signer.pub")])
     assert code == EditedResultError.exit_code

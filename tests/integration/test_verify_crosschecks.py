@@ -12,7 +12,6 @@ import hashlib
 import io
 import json
 import re
-import tarfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,9 +26,9 @@ from harness.bundle.signature import signature_bytes
 from harness.cli import main
 from harness.errors import CrossCheckError
 from tests.conftest import REPO, TINY_SS, write_scenario
+from tests.tar_members import Members, read_members, write_members
 
 pytestmark = pytest.mark.slow
-Members = dict[str, bytes | None]  # tar name: data, or None for a directory
 Edit = Callable[[Members], None]
 CHECKS = (
     "result-numbers",
@@ -71,27 +70,6 @@ def bundle(runs: tuple[Path, Path], keys: Path, tmp_path_factory: pytest.TempPat
     args = ["bundle", *(str(p) for p in runs), "--key", str(keys / "signer"), "--out", str(out)]
     assert main(args) == 0
     return out
-
-
-def _members(archive: Path) -> Members:
-    members: Members = {}
-    with tarfile.open(archive) as tar:
-        for member in tar.getmembers():
-            handle = tar.extractfile(member) if member.isfile() else None
-            members[member.name] = None if handle is None else handle.read()
-    return members
-
-
-def _write(archive: Path, members: Members) -> Path:
-    with tarfile.open(archive, "w") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            if data is None:
-                info.type = tarfile.DIRTYPE
-            else:
-                info.size = len(data)
-            tar.addfile(info, None if data is None else io.BytesIO(data))
-    return archive
 
 
 def _one(members: Members, pattern: str) -> str:
@@ -200,10 +178,10 @@ def test_an_insider_edit_signed_again_with_the_trusted_key_is_refused(
     case: str, bundle: Path, keys: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     edit, words = EDITS[case]
-    members = _members(bundle)
+    members = read_members(bundle)
     edit(members)
     _re_sign(keys / "signer")(members)
-    tampered = _write(tmp_path / "tampered.tar", members)
+    tampered = write_members(tmp_path / "tampered.tar", members)
     capsys.readouterr()
     code = main(["verify", str(tampered), "--trust", str(keys / "signer.pub")])
     out, err = capsys.readouterr()
