@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.cli.fleet import FLEET_INCOMPLETE
+from harness.errors import FLEET_INCOMPLETE
 from tests.conftest import REPO, TINY_SS, harness_dir
 
 
@@ -46,7 +46,7 @@ def test_tasks_run_by_hand_are_recorded_merged_and_never_overwritten(
     capsys.readouterr()
 
     # task 1 never ran: collect merges task 0, names task 1 and exits non-zero
-    assert main(["fleet", "collect", str(fleet)]) == FLEET_INCOMPLETE
+    assert main(["fleet", "collect", str(fleet)]) == FLEET_INCOMPLETE.code
     out = capsys.readouterr().out
     merged = json.loads((fleet / "fleet-merged.json").read_text())
     assert [t["state"] for t in merged["tasks"]] == ["COMPLETED", "NOT SUBMITTED"]
@@ -56,7 +56,7 @@ def test_tasks_run_by_hand_are_recorded_merged_and_never_overwritten(
     assert "| 1 | - | NOT SUBMITTED |" in out
     assert (fleet / "report" / "report.html").is_file()
     # collecting again keeps the first report
-    assert main(["fleet", "collect", str(fleet)]) == FLEET_INCOMPLETE
+    assert main(["fleet", "collect", str(fleet)]) == FLEET_INCOMPLETE.code
     assert len(list(fleet.glob("report*"))) == 2
 
 
@@ -141,7 +141,7 @@ def test_a_task_stopped_in_any_state_records_its_cause(
         record = json.loads((attempt / "task-result.json").read_text())
         assert record["cause"] == "interrupted (SIGTERM)", (moment, record)
         assert record["exit_code"] == 143 and record["finished_utc"] is not None
-    assert main(["fleet", "status", str(fleets["recorded"])]) == FLEET_INCOMPLETE
+    assert main(["fleet", "status", str(fleets["recorded"])]) == FLEET_INCOMPLETE.code
     assert "CANCELLED" in capsys.readouterr().out
 
 
@@ -194,6 +194,6 @@ def test_a_task_whose_runner_cannot_be_prepared_records_why(
     record = json.loads((attempt / "task-result.json").read_text())
     assert record["exit_code"] == code and record["finished_utc"] is not None
     assert record["error"] and record["cause"] is None and record["runner"] == "preparing"
-    assert main(["fleet", "status", str(fleet)]) == FLEET_INCOMPLETE
+    assert main(["fleet", "status", str(fleet)]) == FLEET_INCOMPLETE.code
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("task   0"))
     assert "FAILED" in line and record["error"] in line

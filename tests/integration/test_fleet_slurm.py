@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.cli.fleet import FLEET_INCOMPLETE
+from harness.errors import FLEET_INCOMPLETE
 from tests.conftest import TINY_OFFLINE, TINY_SS
 
 pytestmark = pytest.mark.timeout(600)
@@ -75,7 +75,7 @@ def test_three_tasks_one_with_a_bad_model_are_merged(
 
     code = main(["fleet", "collect", str(fleet), "--wait", "--interval", "1"])
     out = capsys.readouterr().out
-    assert code == FLEET_INCOMPLETE, out
+    assert code == FLEET_INCOMPLETE.code, out
     merged = json.loads((fleet / "fleet-merged.json").read_text())
     states = {t["index"]: t["state"] for t in merged["tasks"]}
     assert states == {0: "COMPLETED", 1: "COMPLETED", 2: "FAILED"}
@@ -119,7 +119,7 @@ def test_cancelled_tasks_are_reported_as_cancelled(
     assert main(["fleet", "cancel", str(fleet)]) == 0
     code = main(["fleet", "status", str(fleet), "--wait", "--interval", "1"])
     out = capsys.readouterr().out
-    assert code == FLEET_INCOMPLETE
+    assert code == FLEET_INCOMPLETE.code
     lines = [line for line in out.splitlines() if line.startswith("task ")]
     assert [line.split()[2] for line in lines] == ["CANCELLED", "CANCELLED"], out
     record = json.loads(
@@ -128,7 +128,7 @@ def test_cancelled_tasks_are_reported_as_cancelled(
     assert record["cause"] is not None and "SIGTERM" in record["cause"]
     assert record["exit_code"] == 143
     assert not list((fleet / "tasks" / "001").glob("slurm-*"))  # never started
-    assert main(["fleet", "collect", str(fleet)]) == FLEET_INCOMPLETE
+    assert main(["fleet", "collect", str(fleet)]) == FLEET_INCOMPLETE.code
     rows = json.loads((fleet / "fleet-merged.json").read_text())["rows"]
     assert [r["state"] for r in rows] == ["CANCELLED", "CANCELLED"]
 

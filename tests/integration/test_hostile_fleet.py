@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from harness.cli.fleet import FLEET_INCOMPLETE
+from harness.errors import FLEET_INCOMPLETE
 from harness.errors import ERROR_CODES, ConfigError, ResultError
 from harness.foreign import MAX_JSON_BYTES
 from tests.conftest import REPO, TINY_SS, harness_dir
@@ -620,7 +620,7 @@ def test_a_damaged_task_record_is_its_own_tasks_row(
     out, err = capfd.readouterr()
     after = {k: v for k, v in _snapshot(tmp_path).items() if not k.startswith(FLEETS)}
 
-    assert code == FLEET_INCOMPLETE, out + err
+    assert code == FLEET_INCOMPLETE.code, out + err
     assert "Traceback" not in out + err, err
     assert _error_lines(err) == [], err
     rows = [line for line in out.splitlines() if line.startswith(("task   1", "| 1 |"))]

@@ -162,8 +162,10 @@ EDITS: dict[str, tuple[Edit, str]] = {
     ),
     "query-latencies-halved": (
         _halve_latencies,
-        r"check query-latencies failed: runs/\S+/query_latencies\.npz: its p50 is \d+ ns, "
-        r"but LoadGen's p50 is \d+ ns",
+        # halved, a fast run's p50 may still be within the allowed shortfall: some
+        # percentile is not
+        r"check query-latencies failed: runs/\S+/query_latencies\.npz: its (p50|p90|p99) is "
+        r"\d+ ns, but LoadGen's (p50|p90|p99) is \d+ ns",
     ),
     "manifest-model-sha256-not-the-results": (
         _edit_manifest,
