@@ -25,8 +25,7 @@ from typing import Any
 
 import pytest
 
-from harness.errors import FLEET_INCOMPLETE
-from harness.errors import ERROR_CODES, ConfigError, ResultError
+from harness.errors import ERROR_CODES, FLEET_INCOMPLETE, ConfigError, ResultError
 from harness.foreign import MAX_JSON_BYTES
 from tests.conftest import REPO, TINY_SS, harness_dir
 from tests.integration.test_bad_input_corpus import OUT, _call, _error_lines
