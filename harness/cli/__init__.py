@@ -17,7 +17,7 @@ from typing import NoReturn
 
 from harness import __version__
 from harness.cli.bundle import add_bundle_verbs, add_trust_option
-from harness.cli.examples import finish_help
+from harness.cli.examples import SUITES_TOKEN, finish_help
 from harness.cli.fleet import add_fleet_verb
 from harness.cli.inspection import (
     _compare,
@@ -32,7 +32,7 @@ from harness.cli.inspection import (
     _report,
     _show,
 )
-from harness.cli.measure import _bench, _run, _sweep, add_compliance_verb, suite_names
+from harness.cli.measure import _bench, _run, _sweep, add_compliance_verb
 from harness.cli.measure import (  # re-exported: tests build campaigns through harness.cli
     _campaign as _campaign,
 )
@@ -204,8 +204,7 @@ def _parser() -> argparse.ArgumentParser:
         "suite",
         nargs="?",
         default="quick",
-        help=f"a suite in scenarios/ ({', '.join(suite_names()) or 'none found'}) or a suite "
-        "YAML file (default: quick)",
+        help=f"a suite in scenarios/ ({SUITES_TOKEN}) or a suite YAML file (default: quick)",
     )
     _common(bench, profile_default=None)
     bench.set_defaults(func=_bench)

@@ -100,6 +100,11 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+# Stands in a help text for the suites in scenarios/, listed when the help is printed: building
+# the parser (every command) reads no scenario file.
+SUITES_TOKEN = "<suites>"
+
+
 class LaidOutFormatter(argparse.HelpFormatter):
     """argparse's formatter, keeping text already laid out in lines and naming every default.
 
@@ -114,10 +119,16 @@ class LaidOutFormatter(argparse.HelpFormatter):
         return "".join(indent + line for line in text.splitlines(keepends=True))
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help or ""
+        if action.help is None:
+            return None
+        text = action.help
+        if SUITES_TOKEN in text:  # read only when help is printed, never to parse
+            from harness.cli.measure import suite_names
+
+            text = text.replace(SUITES_TOKEN, ", ".join(suite_names()) or "none found")
         default = action.default
         if "default" in text or default in (None, False, [], argparse.SUPPRESS):
-            return action.help
+            return text
         return f"{text} (default: {default})".strip()
 
 

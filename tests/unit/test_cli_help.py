@@ -98,3 +98,17 @@ def test_a_file_that_is_no_result_is_named(
     err = capsys.readouterr().err
     assert err.startswith("error: README.md: a file that holds no result;"), err
     assert "bundle" in err and "error: .:" not in err
+
+
+def test_parsing_reads_no_scenario_file_only_the_help_lists_suites(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import harness.cli.measure as measure
+
+    def listed() -> list[str]:
+        raise AssertionError("scenarios/ read while parsing")
+
+    monkeypatch.setattr(measure, "suite_names", listed)
+    assert _parser().parse_args(["bench", "quick"]).suite == "quick"  # no read: no error
+    monkeypatch.setattr(measure, "suite_names", lambda: ["alpha", "beta"])
+    assert "(alpha, beta)" in _verbs()["bench"].format_help().replace("\n ", " ")
