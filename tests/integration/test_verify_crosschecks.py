@@ -162,8 +162,6 @@ EDITS: dict[str, tuple[Edit, str]] = {
     ),
     "query-latencies-halved": (
         _halve_latencies,
-        # halved, a fast run's p50 may still be within the allowed shortfall: some
-        # percentile is not
         r"check query-latencies failed: runs/\S+/query_latencies\.npz: its (p50|p90|p99) is "
         r"\d+ ns, but LoadGen's (p50|p90|p99) is \d+ ns",
     ),

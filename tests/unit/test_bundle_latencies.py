@@ -66,10 +66,23 @@ def test_one_nanosecond_above_loadgens_percentile_is_refused() -> None:
 
 def test_short_of_loadgens_by_more_than_its_bookkeeping_is_refused() -> None:
     log = _log("singlestream-valid")
-    allowed = int(max(SHORT_BY_NS, SHORT_BY_SHARE * 453773))  # p99's, the largest
+    allowed = int(max(SHORT_BY_NS["SingleStream"], SHORT_BY_SHARE * 453773))  # p99's, the largest
     assert latency_problem(_as_logged(log, everywhere_ns=-allowed), log) is None
     problem = latency_problem(_as_logged(log, everywhere_ns=-allowed - 1), log)
     assert problem is not None and problem.startswith(f"its p50 is {352503 - allowed - 1} ns")
+
+
+def test_a_fast_singlestream_runs_latencies_halved_are_refused() -> None:
+    """A 0.3 ms query halved falls 0.15 ms short: past SingleStream's allowance, which is
+    smaller than Offline's (the bookkeeping of one sample, not of thousands)."""
+    log = _log("singlestream-valid")
+    columns = _as_logged(log)
+    columns["complete_ns"] = (
+        columns["issue_ns"] + (columns["complete_ns"] - columns["issue_ns"]) // 2
+    )
+    problem = latency_problem(columns, log)
+    assert problem is not None and problem.startswith("its p50 is 176251 ns")
+    assert SHORT_BY_NS["SingleStream"] < 352503 // 2
 
 
 def test_a_query_left_out_is_refused() -> None:
