@@ -116,6 +116,10 @@ def test_offline_records_each_batch_and_draws_its_throughput(offline: Path) -> N
     assert record.scenario == "Offline"
     assert set(record.query.tolist()) == {0}  # one query, answered batch by batch
     assert int(record.samples.sum()) >= 200  # the scenario's min_query_count, in samples
+    # LoadGen's one query is whole batches of 8: no padded last batch (benchmarks/overhead.py)
+    assert set(record.samples.tolist()) == {8}
+    log = parse_detail_log(offline / "mlperf_log_detail.txt")
+    assert int(log.get("generated_samples_per_query")) == int(record.samples.sum())
     span_s = float(record.complete_ns.max() - record.issue_ns.min()) / 1e9
     assert int(record.samples.sum()) / span_s == pytest.approx(
         result["samples_per_second"], rel=0.1

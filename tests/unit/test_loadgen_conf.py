@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import re
 from pathlib import Path
 
@@ -21,12 +22,14 @@ from harness.config import (
 from harness.errors import ConfigError, RunError
 from harness.loadgen import timed
 from harness.loadgen.conf import (
+    OFFLINE_SLACK,
     conf_value,
     official_mlperf_conf,
     render_user_conf,
     server_latency_bound_ns,
     sha256_text,
     user_conf_overrides,
+    whole_batches_qps,
 )
 from harness.loadgen.timed import load_settings, performance_sample_count
 from harness.records.request import Expectation
@@ -103,10 +106,11 @@ def test_offline_submission_sets_only_target_qps() -> None:
 
 def test_offline_quick_adds_quick_limits_in_order() -> None:
     overrides = user_conf_overrides(_scenario("Offline", batch_size=8), "quick", EXPECTED)
+    # 1.1 x 2 s x 2500 = 5500 samples, 687.5 batches: raised to 688 batches (5504.5 / 2.2 s)
     assert list(overrides.items()) == [
-        ("target_qps", 2500.0),
+        ("target_qps", 2502.045455),
         ("min_duration", 2000),
-        ("min_query_count", 100),
+        ("min_query_count", 104),
         ("performance_sample_count_override", 128),
     ]
 
@@ -122,6 +126,18 @@ def test_expectations_are_clamped_and_rounded() -> None:
         "target_latency": 0.1765
     }
     assert user_conf_overrides(_scenario("Offline"), "submission", odd) == {"target_qps": 1543.21}
+
+
+def test_offline_query_is_whole_batches_as_loadgen_sizes_it() -> None:
+    """LoadGen's floor(1.1 x seconds x qps) lands on a multiple of the batch, never below."""
+    for qps, batch, duration_ms in ((50.0, 8, 20_000), (4210.13, 8, 1000), (13.3, 3, 20_000)):
+        raised = whole_batches_qps(qps, batch, duration_ms)
+        samples = math.floor(OFFLINE_SLACK * duration_ms / 1000 * raised)
+        before = math.floor(OFFLINE_SLACK * duration_ms / 1000 * qps)
+        assert samples % batch == 0 and 0 < samples - before < batch
+        assert raised - qps < batch / (OFFLINE_SLACK * duration_ms / 1000)
+    assert whole_batches_qps(2500.0, 8, 600_000) == 2500.0  # already whole: unchanged
+    assert whole_batches_qps(13.3, 1, 20_000) == 13.3
 
 
 # --- render_user_conf -------------------------------------------------------------------------
@@ -213,9 +229,9 @@ def test_submission_settings_are_official_on_every_call(tmp_path: Path) -> None:
 def test_quick_overrides_take_effect_offline(tmp_path: Path) -> None:
     settings = load_settings(_plan(tmp_path, "Offline", "quick"))
     assert settings.min_duration_ms == 2000
-    assert settings.min_query_count == 100
+    assert settings.min_query_count == 104  # 100, raised to whole batches of 8
     assert settings.performance_sample_count_override == 128
-    assert settings.offline_expected_qps == pytest.approx(2500.0)
+    assert settings.offline_expected_qps == pytest.approx(2502.045455)
     assert settings.qsl_rng_seed == OFFICIAL_QSL_RNG_SEED
 
 
