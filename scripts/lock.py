@@ -60,7 +60,13 @@ class LockTarget:
 
 
 TARGETS = {
-    "cpu": LockTarget(hw="cpu", python="3.11", glibc="2_36", ort="onnxruntime>=1.31,<1.33"),
+    "cpu": LockTarget(
+        hw="cpu",
+        python="3.11",
+        glibc="2_36",
+        ort="onnxruntime>=1.31,<1.33",
+        extras=("llm",),  # onnxruntime-genai: the generative models
+    ),
     "nvidia": LockTarget(
         hw="nvidia",
         python="3.12",
@@ -69,7 +75,7 @@ TARGETS = {
         # 1.31.1 is the newest onnxruntime-gpu published. CUDA, cuDNN and TensorRT come from
         # the base image, so the [cuda,cudnn] extras are not installed.
         ort="onnxruntime-gpu>=1.31,<1.33",
-        extras=("nvidia",),
+        extras=("nvidia", "llm-cuda"),
         note="CUDA/cuDNN/TensorRT come from the base image (see docker/nvidia/Dockerfile)",
     ),
     "rocm": LockTarget(

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomllib
@@ -202,11 +203,12 @@ def test_dockerignore_keeps_the_context_small() -> None:
     assert "!.venv/" not in lines and "!results/" not in lines
 
 
-def test_lock_satisfies_pyproject(hw: str) -> None:
+def test_lock_satisfies_pyproject(hw: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A dependency range changed in pyproject.toml means: run `python scripts/lock.py HW`."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     wanted = [Requirement(r) for r in project["dependencies"]]
-    wanted += [Requirement(r) for r in project["optional-dependencies"].get(hw, [])]
+    for extra in _lock_script(monkeypatch).TARGETS[hw].extras:
+        wanted += [Requirement(r) for r in project["optional-dependencies"][extra]]
     locked = {name: version for name, version, _ in lock_entries(lockfile(hw))}
     for req in wanted:
         name = canonicalize_name(req.name)
@@ -289,14 +291,22 @@ def test_provider_check_fails_without_the_provider_libraries(tmp_path: Path) -> 
     assert "libonnxruntime_providers_tensorrt.so: no such file" in done.stdout
 
 
-def test_lock_script_builds_each_targets_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
-    """scripts/lock.py runs without the harness installed, so its table is checked here."""
+def _lock_script(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """scripts/lock.py, loaded from its file (it runs without the harness installed)."""
     spec = importlib.util.spec_from_file_location("lock_script", REPO / "scripts" / "lock.py")
     assert spec is not None and spec.loader is not None
     lock = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, lock)  # dataclasses look their module up
     spec.loader.exec_module(lock)
+    return lock
+
+
+def test_lock_script_builds_each_targets_onnxruntime(monkeypatch: pytest.MonkeyPatch) -> None:
+    """scripts/lock.py runs without the harness installed, so its table is checked here."""
+    lock = _lock_script(monkeypatch)
     assert set(lock.TARGETS) == set(TARGETS)
     for hw, target in lock.TARGETS.items():
         assert canonicalize_name(Requirement(target.ort).name) == TARGETS[hw]
     assert set(lock.ORT_NAMES) == set(TARGETS.values())
+    # the generative models run in the cpu and nvidia images, each on its own onnxruntime
+    assert "llm" in lock.TARGETS["cpu"].extras and "llm-cuda" in lock.TARGETS["nvidia"].extras
