@@ -193,6 +193,8 @@ def _compare(args: argparse.Namespace) -> int:
         atomic_write_text(out / COMPARE_HTML, render_compare_html(comparison))
         _say(f"{args.out / COMPARE_MD}\n{args.out / COMPARE_HTML}", err=scripted)
     if not comparison.comparable:
+        if threshold is not None:
+            _say("gate: not judged: the results are not comparable (see the tiers)", err=scripted)
         return NOT_COMPARABLE.code
     if gate is not None:
         _say(regression_line(gate), err=scripted)

@@ -185,8 +185,9 @@ def test_not_comparable_keeps_its_code_under_the_gate(
     runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     argv = ["compare", str(runs["base"]), str(runs["ss_slower"]), "--fail-if-slower", "5%"]
-    code, out, _ = _run_cli([*argv, "--json"], capsys)
+    code, out, err = _run_cli([*argv, "--json"], capsys)
     assert code == NOT_COMPARABLE.code
+    assert "gate: not judged: the results are not comparable" in err
     document = json.loads(out)
     jsonschema.validate(document, _schema("compare"))
     assert not document["comparable"] and document["gate"] is None and document["metrics"] == []
