@@ -82,3 +82,20 @@ def test_the_gate_on_published_records_judges_by_the_threshold_alone(
     assert "noise: unknown" in captured.err and gate["line"] in captured.err.splitlines()
     assert main(["compare", str(new), str(base), "--fail-if-slower", "5%"]) == 0
     assert "gate: not slower: throughput NEW/BASE 13.225x" in capsys.readouterr().out
+
+
+def test_show_json_of_a_shipped_bundle_names_its_origin_and_keeps_stdout_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shipped = REPO / "results" / "published"
+    bundle = shipped / "2026-12-01-resnet50-open-2core-epyc-kvm-Offline.bundle.tar"
+    key = shipped / "beyond-tops-founders.pub"
+    assert main(["show", str(bundle), "--trust", str(key), "--json"]) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)  # the signer's line went to stderr
+    jsonschema.validate(document, _schema("show"))
+    (entry,) = document["results"]
+    assert entry["origin"] == f"bundle {bundle.name}: verified, signer trusted"
+    assert entry["path"].startswith(f"{bundle}: ")  # not the temporary directory it was opened in
+    assert entry["scenario"] == "Offline" and entry["headline"] == "samples_per_second"
+    assert "signer trusted" in captured.err
