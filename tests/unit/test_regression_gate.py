@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Sequence
 
@@ -144,13 +145,7 @@ def test_nothing_to_judge_is_an_error_not_a_pass() -> None:
         headline=True,
     )
     with pytest.raises(ResultError, match="new has no value of throughput"):
-        judge(Comparison(**{**vars_of(empty), "rows": (no_value,)}), 0.05)
-
-
-def vars_of(comparison: Comparison) -> dict[str, object]:
-    import dataclasses
-
-    return {f.name: getattr(comparison, f.name) for f in dataclasses.fields(comparison)}
+        judge(dataclasses.replace(empty, rows=(no_value,)), 0.05)
 
 
 @pytest.mark.parametrize("value", ["-5%", "abc", "150%", "5"])
