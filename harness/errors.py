@@ -131,6 +131,13 @@ CRASHED: Final = ExitCode(
 NOT_COMPARABLE: Final = ExitCode(
     code=33, meaning="compare: not comparable (another model or scenario); the tiers say why"
 )
+# `harness compare --fail-if-slower`: an answer too: NEW's headline is worse than BASE's
+# beyond both the threshold and the noise (harness.analysis.regression says how).
+SLOWER: Final = ExitCode(
+    code=34,
+    meaning="compare --fail-if-slower: the new result's headline is worse beyond the "
+    "threshold and the noise",
+)
 # `harness fleet status` and `collect`: an answer too: a task did not complete.
 FLEET_INCOMPLETE: Final = ExitCode(
     code=32, meaning="fleet status/collect: a task did not complete (FAILED, TIMEOUT, ...)"
@@ -220,6 +227,7 @@ def exit_code_table() -> str:
         SUCCESS,
         INVALID,
         NOT_COMPARABLE,
+        SLOWER,
         FLEET_INCOMPLETE,
         CRASHED,
         BROKEN_PIPE,

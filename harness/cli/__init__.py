@@ -38,6 +38,7 @@ from harness.cli.measure import (  # re-exported: tests build campaigns through 
 )
 from harness.cli.published import add_import_verb
 from harness.cli.reproduce import add_reproduce_verb
+from harness.cli.scripting import add_gate_option, add_output_options
 from harness.cli.site import add_site_verb
 from harness.cli.submission import add_fetch_action, add_submission_verb
 from harness.config import DEFAULT_TRIALS, PRECISIONS, PROFILES
@@ -45,6 +46,7 @@ from harness.errors import (
     BROKEN_PIPE,
     ERROR_CODES,
     NOT_COMPARABLE,
+    SLOWER,
     ConfigError,
     HarnessError,
     exit_code_table,
@@ -261,8 +263,8 @@ def _parser() -> argparse.ArgumentParser:
         help="side-by-side table with significance",
         description="Each result against the first: MLPerf's metrics with ratios and Welch's "
         "t-test, and each pair's differences in tiers (not comparable, intended, caveats).",
-        epilog=f"exit {NOT_COMPARABLE.code}: {NOT_COMPARABLE.meaning}; errors exit as "
-        "`harness --help` lists",
+        epilog=f"exit {NOT_COMPARABLE.code}: {NOT_COMPARABLE.meaning}; exit {SLOWER.code}: "
+        f"{SLOWER.meaning}; errors exit as `harness --help` lists",
     )
     compare.add_argument(
         "dirs",
@@ -274,6 +276,8 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument(
         "--out", type=Path, help="also write compare.md and compare.html into this directory"
     )
+    add_output_options(compare, "compare")
+    add_gate_option(compare)
     add_trust_option(compare)
     compare.set_defaults(func=_compare)
 
@@ -285,6 +289,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="run, trials, sweep or fleet dirs, or bundles",
     )
+    add_output_options(show, "show")
     add_trust_option(show)
     show.set_defaults(func=_show)
     add_compliance_verb(verbs)

@@ -55,10 +55,13 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "compare": (
         ("harness compare results/runs/A results/runs/B", "side by side, with significance"),
         ("harness compare A B --out cmp/", "also compare.md and compare.html"),
+        ("harness compare BASE NEW --fail-if-slower 5%", "exit 34 when NEW is slower"),
+        ("harness compare A B --json", "a versioned JSON document (--csv: rows)"),
     ),
     "show": (
         ("harness show results/runs/RUN_OR_GROUP", "a run, trials group, sweep or fleet"),
         ("harness show r.tar --trust alice.pub", "a signed bundle, verified first"),
+        ("harness show results/runs/GROUP --json", "a versioned JSON document (--csv: rows)"),
     ),
     "compliance": (
         ("harness compliance TEST01 results/runs/RUN", "MLPerf's accuracy-in-performance audit"),

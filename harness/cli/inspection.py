@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from harness.cli.measure import _find_suite
 from harness.config import load_scenario
-from harness.errors import NOT_COMPARABLE, ConfigError, ResultError
+from harness.errors import NOT_COMPARABLE, SLOWER, ConfigError, ResultError
 from harness.hardware import get_target
 from harness.records.layout import COMPARE_HTML, COMPARE_MD, REPORT_HTML, REPORT_MD
 from harness.records.published import PublishedResult as PublishedResultType
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from harness.inspect.opener import Member, Opened
     from harness.records.group import Group
     from harness.records.published import PublishedResult
+    from harness.records.scripting import ShowEntry
     from harness.records.trust import Trust
 
 
@@ -163,24 +164,42 @@ def _write_report(out: Path, pairs: list[tuple[Group | PublishedResult, Trust]])
 
 def _compare(args: argparse.Namespace) -> int:
     from harness.analysis.compare import compare
+    from harness.analysis.regression import judge
+    from harness.cli.scripting import emit_compare, gate_threshold, machine_output
     from harness.files import atomic_write_text
     from harness.report.compare_html import render_compare_html
     from harness.report.compare_render import render_compare_markdown, render_compare_text
+    from harness.report.regression import regression_line
 
     if len(args.dirs) < 2:
         raise ConfigError("compare: give at least two run, trials or sweep directories")
+    threshold = gate_threshold(args)
     if args.out is not None:
         _check_out_dir(args.out)
     with contextlib.ExitStack() as stack:
         pairs = [pair for path in args.dirs for pair in _load_trusted(path, args.trust, stack)]
         comparison = compare([s for s, _ in pairs], trust=[t for _, t in pairs])
-    _say(render_compare_text(comparison, width=_terminal_width()))
+    scripted = machine_output(args)
+    gate = None
+    if threshold is not None and comparison.comparable:
+        gate = judge(comparison, threshold)
+    if scripted:
+        emit_compare(comparison, gate, args)
+    else:
+        _say(render_compare_text(comparison, width=_terminal_width()))
     if args.out is not None:
         out = _make_out_dir(args.out)
         atomic_write_text(out / COMPARE_MD, render_compare_markdown(comparison))
         atomic_write_text(out / COMPARE_HTML, render_compare_html(comparison))
-        _say(f"{args.out / COMPARE_MD}\n{args.out / COMPARE_HTML}")
-    return 0 if comparison.comparable else NOT_COMPARABLE.code
+        _say(f"{args.out / COMPARE_MD}\n{args.out / COMPARE_HTML}", err=scripted)
+    if not comparison.comparable:
+        if threshold is not None:
+            _say("gate: not judged: the results are not comparable (see the tiers)", err=scripted)
+        return NOT_COMPARABLE.code
+    if gate is not None:
+        _say(regression_line(gate), err=scripted)
+        return SLOWER.code if gate.slower else 0
+    return 0
 
 
 def _terminal_width() -> int:
@@ -271,20 +290,48 @@ def _make_out_dir(out: Path) -> Path:
 
 
 def _show(args: argparse.Namespace) -> int:
+    from harness.cli.scripting import emit_show, machine_output
     from harness.records.layout import LOAD_FILE
     from harness.report.loadtext import render_load
     from harness.results.loadfile import read_load
 
+    scripted = machine_output(args)
+    entries: list[ShowEntry] = []
     with contextlib.ExitStack() as stack:
         for path in args.run_dirs:
             if (path / LOAD_FILE).is_file():  # a load sweep: its rates' table and knee
+                if scripted:
+                    raise ConfigError(
+                        f"{path}: a load sweep has no --json or --csv output yet; "
+                        f"read its {LOAD_FILE}, which is JSON already"
+                    )
                 _say(render_load(read_load(path / LOAD_FILE), str(path)))
                 continue
             opened = _open(path, args.trust, stack)
             for member in opened.members:
                 note = _note(opened, member)
+                if scripted:
+                    entries.append(_show_entry(opened, member, note))
+                    continue
                 _show_one(opened, member, None if note is None else f"{member.path.name} [{note}]")
+    if scripted:
+        emit_show(entries, args)
     return 0
+
+
+def _show_entry(opened: Opened, member: Member, note: str | None) -> ShowEntry:
+    """A member as `show --json` gives it (harness.report.scripted)."""
+    from harness.inspect.opener import load_side
+    from harness.inspect.trust import trust_of
+    from harness.report.scripted import show_entry
+    from harness.results.runfile import load_result
+
+    if member.kind == "run":
+        load_result(member.path)  # its own errors first: no such result, an INCOMPLETE run
+    side = load_side(member)
+    bundled = opened.bundle is not None  # unpacked into a temporary directory: name the bundle
+    where = f"{opened.path}: {member.path.name}" if bundled else str(member.path)
+    return show_entry(side, trust_of(side, opened), path=where, origin=note)
 
 
 def _show_one(opened: Opened, member: Member, name: str | None = None) -> None:

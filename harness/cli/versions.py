@@ -90,6 +90,12 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat(
         files="fleet-merged.json", home="harness.fleet.collect", version="MERGED_SCHEMA_VERSION"
     ),
+    FileFormat(files="show --json, --csv", home="harness.report.scripted", version="SHOW_FORMAT"),
+    FileFormat(
+        files="compare --json, --csv",
+        home="harness.report.scripted_compare",
+        version="COMPARE_FORMAT",
+    ),
     FileFormat(files="measurements.json", home="harness.submission.documents", version=None),
 )
 

@@ -11,7 +11,7 @@ from harness.errors import ExitCode
 
 Verdict = Literal["REPRODUCED", "NOT REPRODUCED", "NOT COMPARABLE"]
 VERDICTS: tuple[Verdict, ...] = typing.get_args(Verdict)
-# Apart from harness.errors' table and clear of its codes (0-9, 20-29, 32-33, 70, 129-143), so
+# Apart from harness.errors' table and clear of its codes (0-9, 20-29, 32-34, 70, 129-143), so
 # that a script tells "did not reproduce" from "could not run"; REPRODUCED is success.
 VERDICT_CODES: Final[Mapping[Verdict, ExitCode]] = MappingProxyType(
     {

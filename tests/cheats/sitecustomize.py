@@ -3,7 +3,9 @@
 `BT_CHEAT=caching` answers each LoadGen sample index from a cache after its first inference,
 in every mode (accuracy, performance, compliance): the cheat of issue #25, which LoadGen calls
 VALID and MLPerf's TEST01 and TEST04 pass. `BT_CHEAT=answer-once` infers once and returns that
-output for every query. Both wrap the executor, the timed path's boundary
+output for every query. `BT_CHEAT=slower` is a regression, not a cheat: each inference waits
+`BT_SLOW_US` microseconds more (2000 unless set), what `compare --fail-if-slower` must catch.
+Each wraps the executor, the timed path's boundary
 (harness.runtime.executors.executor_for), before the runner imports it; the cache learns which
 sample index sits in which row from the sample store's load, as a SUT that owns its QSL knows.
 Nothing here is imported by the harness; without BT_CHEAT this file does nothing.
@@ -92,7 +94,36 @@ class AnswerOnceExecutor:
         return self._keep.ctypes.data, self._once.nbytes
 
 
-CHEATS = {"caching": CachingExecutor, "answer-once": AnswerOnceExecutor}
+class SlowerExecutor:
+    """Infers as the real one does, then waits: a genuine slowdown of every query."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner, self.batch_size, self.data_path = inner, inner.batch_size, inner.data_path
+        self._wait_s = int(os.environ.get("BT_SLOW_US", "2000")) / 1e6
+
+    def attach(self, arrays: Mapping[str, Any]) -> None:
+        self._inner.attach(arrays)
+
+    def run_single(self, row: int) -> tuple[int, int]:
+        import time
+
+        found = self._inner.run_single(row)
+        time.sleep(self._wait_s)
+        return found  # type: ignore[no-any-return]
+
+    def run_batch(self, rows: Sequence[int]) -> tuple[int, int]:
+        import time
+
+        found = self._inner.run_batch(rows)
+        time.sleep(self._wait_s)
+        return found  # type: ignore[no-any-return]
+
+
+CHEATS = {
+    "caching": CachingExecutor,
+    "answer-once": AnswerOnceExecutor,
+    "slower": SlowerExecutor,
+}
 
 
 def _install(kind: str) -> None:

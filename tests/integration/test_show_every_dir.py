@@ -86,3 +86,26 @@ def test_compare_accepts_a_sweep_and_a_run(
 ) -> None:
     assert main(["compare", str(printed["run"]), str(printed["sweep"])]) == 33
     assert "NOT COMPARABLE" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("kind", ["run", "trials", "sweep", "fleet"])
+def test_show_json_of_every_printed_directory_fits_its_schema(
+    printed: dict[str, Path], kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    import jsonschema
+
+    from tests.conftest import REPO
+
+    assert main(["show", str(printed[kind]), "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    schema = json.loads((REPO / "harness" / "schemas" / "show.schema.json").read_text())
+    jsonschema.validate(document, schema)
+    (entry,) = document["results"]
+    assert entry["runs"] and entry["metrics"][0]["headline"]
+    if kind == "sweep":
+        assert [p["batch_size"] for p in entry["sweep"]["points"]] == [1, 2]
+        assert {r["batch_size"] for r in entry["runs"]} == {1, 2}
+    if kind == "fleet":
+        assert entry["origin"].startswith("fleet task ")
