@@ -77,7 +77,9 @@ def load_settings(plan: TestPlan) -> lg.TestSettings:
     settings.mode = _MODES[plan.mode]
     for key, value in plan.seeds:
         if key not in SEED_KEYS:
-            raise ConfigError(f"seeds: {key!r} is not one of LoadGen's seeds ({', '.join(SEED_KEYS)})")
+            raise ConfigError(
+                f"seeds: {key!r} is not one of LoadGen's seeds ({', '.join(SEED_KEYS)})"
+            )
         setattr(settings, key, value)
     return settings
 

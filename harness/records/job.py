@@ -86,8 +86,8 @@ def job_to_dict(job: Job) -> JsonObject:
         "expected": None if job.expected is None else _expectation_to_dict(job.expected),
         "attempt": job.attempt,
         "previous_attempt": job.previous_attempt,
-        "scenario": scenario_to_dict(request.scenario),
         **({} if request.pins is None else {"pins": _pins_to_dict(request.pins)}),
+        "scenario": scenario_to_dict(request.scenario),
     }
 
 

@@ -131,7 +131,7 @@ def _side_by_side(
     )
     lines.append(_row("comparability", "graded as `harness compare` grades it:"))
     for name, found in graded:
-        lines.append(_row(f"  {name}", "; ".join(found) if found else "none"))
+        lines.append(_row(name, "; ".join(found) if found else "none"))
     return lines
 
 
