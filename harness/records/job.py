@@ -20,8 +20,10 @@ T = TypeVar("T")
 
 # History: 1, the performance and accuracy tests; 2, the compliance tests TEST01 and TEST04
 # and Server's peak search, find_peak (a version 1 file is a version 2 file without them, so
-# both are read); 3, the harness's own caching audit, SWAP (older files are read as well).
-JOB_SCHEMA_VERSION = 3
+# both are read); 3, the harness's own caching audit, SWAP (older files are read as well);
+# 4, `pins`: a published result's LoadGen settings and seeds (`reproduce` of a published
+# record), optional, so older files read as jobs without them.
+JOB_SCHEMA_VERSION = 4
 JOB_OLDEST_READABLE = 1
 JOB_FORMAT = Format(
     what="a beyond-tops job file",
