@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ResultError
+from harness.foreign import inside
 from harness.published.files import detail_log, json_fields
 from harness.published.record import is_published, load_published
 from harness.records.layout import DETAIL_LOG, PUBLISHED_FILE
@@ -48,6 +49,7 @@ def is_published_source(path: Path) -> bool:
 def open_published(path: Path) -> PublishedSource:
     """The record at `path`, read as hostile input; ResultError naming the file otherwise."""
     root = path.parent if path.name == PUBLISHED_FILE and not path.is_dir() else path
+    inside(root, Path(PUBLISHED_FILE), ResultError)  # a link out of the record is refused
     record = load_published(root)
     log_path = root / DETAIL_LOG
     if DETAIL_LOG not in record.files:

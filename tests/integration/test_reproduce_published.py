@@ -203,6 +203,14 @@ def _link_out(record: Path, tmp_path: Path) -> str:
     return "leads out of"
 
 
+def _record_links_out(record: Path, tmp_path: Path) -> str:
+    outside = tmp_path / "published-elsewhere.json"
+    outside.write_text((record / PUBLISHED_FILE).read_text())
+    (record / PUBLISHED_FILE).unlink()
+    (record / PUBLISHED_FILE).symlink_to(outside)
+    return "leads out of"
+
+
 def _escaping_name(record: Path, tmp_path: Path) -> str:
     data = json.loads((record / PUBLISHED_FILE).read_text())
     (tmp_path / "elsewhere.json").write_text('{"model_sha256": "' + "0" * 64 + '"}')
@@ -223,7 +231,9 @@ def _huge_log(record: Path, tmp_path: Path) -> str:
     return "larger than 64 MiB"
 
 
-@pytest.mark.parametrize("make", [_link_out, _escaping_name, _huge_record, _huge_log])
+@pytest.mark.parametrize(
+    "make", [_link_out, _record_links_out, _escaping_name, _huge_record, _huge_log]
+)
 def test_a_hostile_record_is_refused_before_anything_runs(
     make: object, records: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
