@@ -23,6 +23,7 @@ from tests.conftest import REPO
 pytestmark = pytest.mark.slow
 SECTION = "## Hand a result to someone else: five commands"
 COMMAND_TIMEOUT_S = 1200
+FLOW_TIMEOUT_S = 2400
 
 
 def readme_commands(text: str) -> list[tuple[str, str]]:
@@ -54,6 +55,7 @@ def _clone(tmp_path: Path) -> Path:
     return clone
 
 
+@pytest.mark.timeout(FLOW_TIMEOUT_S)  # bench quick and a reproduction: minutes, more under load
 def test_the_readme_flow_runs_verbatim_on_a_fresh_clone(tmp_path: Path) -> None:
     clone = _clone(tmp_path)
     assert not (clone / "results" / "runs").exists() or not any(
