@@ -77,6 +77,11 @@ def plan_published(
         scenario = dataclasses.replace(
             scenario, model=dataclasses.replace(scenario.model, generator=generator)
         )
+    if record.scenario == "Server" and "target_latency_ns" in source.settings:
+        # the bound the batcher, LoadGen (user.conf's target_latency) and the scoring share
+        bound_ms = _number(source.settings, "target_latency_ns", source) / 1e6
+        server = dataclasses.replace(scenario.server, target_qps=None, latency_bound_ms=bound_ms)
+        scenario = dataclasses.replace(scenario, server=server)
     pins, lines = _pins(source, scenario, quick=quick)
     count = dict(pins.conf).get("performance_sample_count_override")
     if isinstance(count, int) and count > scenario.data.total_sample_count:
@@ -159,8 +164,6 @@ def _pins(
     record = source.record
     if record.scenario == "MultiStream" and "samples_per_query" in logged:
         conf["samples_per_query"] = _whole(logged, "samples_per_query", source)
-    if record.scenario == "Server" and "target_latency_ns" in logged:
-        conf["target_latency"] = _number(logged, "target_latency_ns", source) / 1e6
     record_conf = dict(conf)
     shortened: set[str] = set()
     if quick:
