@@ -88,6 +88,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "reproduce": (
         ("harness reproduce results/runs/GROUP", "run it again: REPRODUCED, or why not"),
         ("harness reproduce r.tar --trust alice.pub", "a colleague's signed bundle"),
+        (
+            "harness reproduce results/published-imports/RECORD --quick",
+            "a published MLPerf result, run here, side by side",
+        ),
     ),
     "fleet": (
         (

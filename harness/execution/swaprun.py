@@ -45,6 +45,7 @@ def run_swap_audit(job: Job, *, phases: Phases, progress: IO[str] | None = None)
         "expected": expected,
         "total_samples": ready.source.total_count,
         "mode": "performance",
+        "pins": job.request.pins,
     }
     first = job.run_dir / SWAP_FIRST_LOAD_DIR
     first.mkdir(exist_ok=True)

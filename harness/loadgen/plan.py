@@ -12,7 +12,7 @@ from harness.loadgen import conf as lgconf
 from harness.loadgen.timed import TestPlan
 from harness.records.layout import AUDIT_CONFIG, DETAIL_LOG, MLPERF_CONF, USER_CONF
 from harness.records.loadgen_log import parse_detail_log
-from harness.records.request import Expectation
+from harness.records.request import Expectation, LoadGenPins
 
 # LoadGen's words when its run was too short for the speed it was told to expect.
 _UNDERSIZED = ("Increase expected QPS", "Decrease the expected latency")
@@ -36,17 +36,21 @@ def write_test_confs(
     total_samples: int,
     mode: str,
     audit: Audit | None = None,
+    pins: LoadGenPins | None = None,
 ) -> TestPlan:
     """Write the official mlperf.conf and our user.conf into `out_dir`; return the plan.
 
     A compliance test (`audit`) also gets its audit.config there, and only there: LoadGen is
     handed that file by path, and every other test is handed none (`harness.loadgen.timed`).
+    A published result's `pins` come last in user.conf; its seeds go into the plan.
     """
     overrides = lgconf.user_conf_overrides(scenario, profile, expected)
     if mode == "accuracy" and profile == "quick":
         overrides["accuracy_sample_count_override"] = min(
             scenario.quick.accuracy_sample_count, total_samples
         )
+    if pins is not None:
+        overrides.update(pins.conf)
     atomic_write_text(out_dir / MLPERF_CONF, lgconf.official_mlperf_conf())
     atomic_write_text(
         out_dir / USER_CONF, lgconf.render_user_conf(model_key, scenario.scenario, overrides)
@@ -60,6 +64,7 @@ def write_test_confs(
         out_dir=out_dir,
         total_sample_count=total_samples,
         audit_config=None if audit is None else write_audit_config(out_dir, audit),
+        seeds=() if pins is None else pins.seeds,
     )
 
 

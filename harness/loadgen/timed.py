@@ -28,6 +28,7 @@ _SCENARIOS = {
     "Server": lg.TestScenario.Server,
     "Offline": lg.TestScenario.Offline,
 }
+SEED_KEYS = ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed")
 _MODES = {
     "performance": lg.TestMode.PerformanceOnly,
     "accuracy": lg.TestMode.AccuracyOnly,
@@ -53,6 +54,9 @@ class TestPlan:
     # A compliance test's audit.config; None for every other test, which LoadGen is then
     # told to read from no file at all (not even an audit.config in the working directory).
     audit_config: Path | None = None
+    # RNG seeds set on LoadGen's settings after both files (a published result's, reproduced):
+    # LoadGen takes seeds from mlperf.conf only, never from a user.conf.
+    seeds: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +75,12 @@ def load_settings(plan: TestPlan) -> lg.TestSettings:
             raise RunError(f"{path}: LoadGen could not read it")
     settings.scenario = _SCENARIOS[plan.scenario]
     settings.mode = _MODES[plan.mode]
+    for key, value in plan.seeds:
+        if key not in SEED_KEYS:
+            raise ConfigError(
+                f"seeds: {key!r} is not one of LoadGen's seeds ({', '.join(SEED_KEYS)})"
+            )
+        setattr(settings, key, value)
     return settings
 
 

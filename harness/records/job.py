@@ -13,15 +13,17 @@ from harness.config import PROFILES, Scenario, scenario_from_dict, scenario_to_d
 from harness.errors import ConfigError
 from harness.files import atomic_write_text
 from harness.records.generators import UNRECORDED_GENERATOR
-from harness.records.request import Expectation, RunRequest
+from harness.records.request import Expectation, LoadGenPins, RunRequest
 from harness.strictjson import Format, JsonObject, maybe, read_versioned, shown_kind, want
 
 T = TypeVar("T")
 
 # History: 1, the performance and accuracy tests; 2, the compliance tests TEST01 and TEST04
 # and Server's peak search, find_peak (a version 1 file is a version 2 file without them, so
-# both are read); 3, the harness's own caching audit, SWAP (older files are read as well).
-JOB_SCHEMA_VERSION = 3
+# both are read); 3, the harness's own caching audit, SWAP (older files are read as well);
+# 4, `pins`: a published result's LoadGen settings and seeds (`reproduce` of a published
+# record), optional, so older files read as jobs without them.
+JOB_SCHEMA_VERSION = 4
 JOB_OLDEST_READABLE = 1
 JOB_FORMAT = Format(
     what="a beyond-tops job file",
@@ -86,6 +88,7 @@ def job_to_dict(job: Job) -> JsonObject:
         "expected": None if job.expected is None else _expectation_to_dict(job.expected),
         "attempt": job.attempt,
         "previous_attempt": job.previous_attempt,
+        **({} if request.pins is None else {"pins": _pins_to_dict(request.pins)}),
         "scenario": scenario_to_dict(request.scenario),
     }
 
@@ -110,6 +113,7 @@ def read_job(path: Path) -> Job:
         hw=want(data, "hw", str, where, ConfigError),
         model_override=_path(maybe(data, "model_override", str, where, ConfigError)),
         strict=_or(maybe(data, "strict", bool, where, ConfigError), False),
+        pins=_pins(maybe(data, "pins", dict, where, ConfigError), f"{where}: pins"),
     )
     return Job(
         request=request,
@@ -128,6 +132,32 @@ def _stated_generator(scenario: Scenario) -> Scenario:
         return scenario
     return dataclasses.replace(
         scenario, model=dataclasses.replace(model, generator=UNRECORDED_GENERATOR)
+    )
+
+
+def _pins_to_dict(pins: LoadGenPins) -> JsonObject:
+    return {"conf": dict(pins.conf), "seeds": dict(pins.seeds), "source": pins.source}
+
+
+def _pins(data: JsonObject | None, where: str) -> LoadGenPins | None:
+    """A published result's LoadGen settings the job applies; None when it applies none."""
+    if data is None:
+        return None
+    unknown = sorted(set(data) - {"conf", "seeds", "source"})
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r}; write the job again")
+    conf = want(data, "conf", dict, where, ConfigError)
+    seeds = want(data, "seeds", dict, where, ConfigError)
+    for key, value in conf.items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{where}: conf: {key}: expected a number, got {shown_kind(value)}")
+    for key, value in seeds.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(f"{where}: seeds: {key}: expected a whole number >= 0")
+    return LoadGenPins(
+        conf=tuple(conf.items()),
+        seeds=tuple(seeds.items()),
+        source=want(data, "source", str, where, ConfigError),
     )
 
 

@@ -32,6 +32,21 @@ class Expectation:
 
 
 @dataclass(frozen=True, kw_only=True)
+class LoadGenPins:
+    """LoadGen settings a published result's detail log states, applied over the harness's own.
+
+    ``conf``: user.conf keys (no model.scenario prefix), written after every other override.
+    ``seeds``: the RNG seeds, which LoadGen reads only from mlperf.conf (a user.conf's are
+    ignored), so they are set on its TestSettings after both files are read. ``source``: the
+    detail log they came from, for the record.
+    """
+
+    conf: tuple[tuple[str, int | float], ...] = ()
+    seeds: tuple[tuple[str, int], ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunRequest:
     """What to measure: a resolved scenario, where it runs, how, and with which model file.
 
@@ -45,6 +60,7 @@ class RunRequest:
     hw: str
     model_override: Path | None = None  # --model: this ONNX file instead of the scenario's
     strict: bool = False
+    pins: LoadGenPins | None = None  # `reproduce` of a published result: its LoadGen settings
 
     def __post_init__(self) -> None:
         # A zoo model's generator version is part of what runs: an unset one is today's.

@@ -20,7 +20,9 @@ from harness.strictjson import read_json
 
 MAX_INCOMPLETE_BYTES = 64 * 1024  # a cause line and an exit code
 MAX_CAUSE_CHARS = 300
-ACCEPTED = "a run directory, a trials group or a bundle"
+ACCEPTED = (
+    "a run directory, a trials group, a bundle or a published record (`harness import mlperf`)"
+)
 
 
 def check_source(path: Path) -> None:
@@ -47,7 +49,7 @@ def check_source(path: Path) -> None:
     if not (path / RESULT_FILE).is_file() and not (path / TRIALS_FILE).is_file():
         raise ResultError(
             f"{path}: no {RESULT_FILE} or {TRIALS_FILE}; not {ACCEPTED}: pass what "
-            "`harness run`, `bench` or `bundle` wrote"
+            "`harness run`, `bench`, `bundle` or `import mlperf` wrote"
         )
     check_numbers(path)  # a run's own files, before any reader meets an Infinity
 

@@ -86,7 +86,7 @@ REPRODUCE_CASES = [
         "reproduce-nothing-it-accepts",
         _reproduce_dir(_nothing),
         RESULT,
-        "not a run directory, a trials group or a bundle",
+        "not a run directory, a trials group, a bundle or a published record",
     ),
     Case(
         "reproduce-a-file-that-is-no-bundle",

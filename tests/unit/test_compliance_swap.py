@@ -117,7 +117,7 @@ def test_a_swap_job_reads_back_and_an_older_job_file_still_reads(tmp_path: Path)
     request = RunRequest(scenario=scenario, scenario_path=None, profile="quick", hw="cpu")
     job = Job(request=request, test="SWAP", run_dir=tmp_path / "run")
     assert read_job(write_job(job, tmp_path / "job.json")) == job
-    assert JOB_SCHEMA_VERSION == 3
+    assert JOB_SCHEMA_VERSION == 4
     older = {**job_to_dict(job), "test": "TEST04", "schema_version": 2}
     (tmp_path / "old.json").write_text(json.dumps(older))
     assert read_job(tmp_path / "old.json").test == "TEST04"

@@ -15,7 +15,7 @@ from harness.config import load_scenario
 from harness.errors import ConfigError
 from harness.records.generators import GENERATOR_VERSIONS, UNRECORDED_GENERATOR
 from harness.records.job import JOB_SCHEMA_VERSION, Job, job_to_dict, read_job, write_job
-from harness.records.request import Expectation, RunRequest
+from harness.records.request import Expectation, LoadGenPins, RunRequest
 from tests.conftest import REPO, TINY_SS, write_scenario
 
 
@@ -76,6 +76,29 @@ def test_the_job_file_keeps_its_format(tmp_path: Path) -> None:
     }
     assert list(data) == list(job_to_dict(job))[:-1]  # the scenario last
     assert scenario["name"] == request.scenario.name
+
+
+def test_a_published_results_pins_read_back_and_are_checked(tmp_path: Path) -> None:
+    """reproduce of a published result: its seeds (64-bit) and user.conf keys travel in job.json."""
+    pins = LoadGenPins(
+        conf=(("min_duration", 600000), ("target_latency_percentile", 0.99)),
+        seeds=(("qsl_rng_seed", 2085463073848966840), ("schedule_rng_seed", 16159082839903944936)),
+        source="records/v4.1-closed-x",
+    )
+    base = a_job(tmp_path)
+    job = dataclasses.replace(base, request=dataclasses.replace(base.request, pins=pins))
+    path = write_job(job, tmp_path / "job.json")
+    assert read_job(path) == job
+    assert list(json.loads(path.read_text()))[-2:] == ["pins", "scenario"]
+    assert "pins" not in job_to_dict(base)  # a job without them is written as before
+    for bad, message in (
+        ({"conf": {"min_duration": "long"}, "seeds": {}, "source": ""}, "conf: min_duration"),
+        ({"conf": {}, "seeds": {"qsl_rng_seed": -1}, "source": ""}, "seeds: qsl_rng_seed"),
+        ({"conf": {}, "seeds": {}, "source": "", "x": 1}, "unknown key 'x'"),
+    ):
+        (tmp_path / "bad.json").write_text(json.dumps(job_to_dict(job) | {"pins": bad}))
+        with pytest.raises(ConfigError, match=message):
+            read_job(tmp_path / "bad.json")
 
 
 @pytest.mark.parametrize(

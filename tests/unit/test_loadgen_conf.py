@@ -376,3 +376,31 @@ def test_real_loadgen_reads_the_new_scenarios_settings(tmp_path: Path, kind: Sce
         assert settings.multi_stream_samples_per_query == 8
         assert settings.multi_stream_expected_latency_ns == 1_250_000
         assert settings.scenario == lg.TestScenario.MultiStream
+
+
+def test_a_published_results_pins_reach_loadgen(tmp_path: Path) -> None:
+    """Seeds are set on LoadGen's settings (a user.conf's are ignored); conf keys go last."""
+    from harness.loadgen.plan import write_test_confs
+    from harness.records.request import LoadGenPins
+
+    pins = LoadGenPins(
+        conf=(("min_duration", 1500), ("performance_sample_count_override", 16)),
+        seeds=(("qsl_rng_seed", 123), ("schedule_rng_seed", 16159082839903944936)),
+    )
+    plan = write_test_confs(
+        tmp_path,
+        scenario=_scenario("Offline", batch_size=8),
+        profile="quick",
+        model_key="resnet50",
+        expected=EXPECTED,
+        total_samples=1024,
+        mode="performance",
+        pins=pins,
+    )
+    settings = load_settings(plan)
+    assert settings.qsl_rng_seed == 123 and settings.schedule_rng_seed == 16159082839903944936
+    assert settings.sample_index_rng_seed != 123  # not pinned: mlperf.conf's
+    assert settings.min_duration_ms == 1500 and settings.performance_sample_count_override == 16
+    bad = dataclasses.replace(plan, seeds=(("min_duration", 1),))
+    with pytest.raises(ConfigError, match="'min_duration' is not one of LoadGen's seeds"):
+        load_settings(bad)
