@@ -43,6 +43,7 @@ def write_test_confs(
     handed that file by path, and every other test is handed none (`harness.loadgen.timed`).
     """
     overrides = lgconf.user_conf_overrides(scenario, profile, expected)
+    overrides.update(lgconf.token_overrides(scenario, model_key))
     if mode == "accuracy" and profile == "quick":
         overrides["accuracy_sample_count_override"] = min(
             scenario.quick.accuracy_sample_count, total_samples
