@@ -27,6 +27,7 @@ from harness.loadgen.gensut import GenerativeSUT, PromptStore
 from harness.loadgen.plan import retry_expectation, write_test_confs
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
 from harness.models.llm.store import GENERATIVE, generative_model_dir
+from harness.records.generation import TOKEN_TIMES_FORMAT
 from harness.records.job import Job
 from harness.records.layout import GENAI_CONFIG, TOKEN_TIMES_FILE
 from harness.records.request import Expectation
@@ -206,6 +207,7 @@ def _write_token_times(run_dir: Path, sut: GenerativeSUT) -> str:
     with (run_dir / TOKEN_TIMES_FILE).open("wb") as handle:
         np.savez(
             handle,
+            format=np.asarray(TOKEN_TIMES_FORMAT),
             issue_ns=np.asarray(times.issue_ns, dtype=np.int64),
             first_ns=np.asarray(times.first_ns, dtype=np.int64),
             end_ns=np.asarray(times.end_ns, dtype=np.int64),

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# token_times.npz (harness.execution.genrunner writes it): per completed query, issue_ns,
+# first_ns, end_ns (monotonic ns, as the SUT stamped them) and tokens (as it counted them).
+TOKEN_TIMES_FORMAT = 1
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TokenPercentiles:

@@ -55,7 +55,7 @@ def token_blocks(group: Group) -> list[Block]:
     header = ("run", *(row.title for row in GENERATIVE))
     note = (
         "LoadGen's token figures (use_token_latencies): tokens/s is its Offline \"Tokens per "
-        "second\" or Server's \"Completed tokens per second\"; TTFT the time to the first "
+        'second" or Server\'s "Completed tokens per second"; TTFT the time to the first '
         "token, TPOT the time per output token after it; output tokens as the SUT counted."
     )
     return [Heading(3, "Tokens"), Table(header, rows), Para(note)]
