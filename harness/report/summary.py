@@ -76,6 +76,8 @@ def _precision(result: RunResult) -> str:
 def _accuracy(result: RunResult) -> str:
     block = result.accuracy
     fp32 = block.against_fp32
+    if block.samples == 0 and block.not_measurable is not None:  # not scored (generative)
+        return f"{block.verdict}: {block.not_measurable}"
     if fp32.top1_agreement is not None:
         found = f"top-1 agreement with FP32 {fp32.top1_agreement * 100:.2f} %"
     else:

@@ -150,8 +150,9 @@ def test_server_and_interactive_limits_are_the_scenario_s_and_logged(
 @pytest.mark.parametrize(
     ("kind", "cheat", "caught"),
     [
-        ("Server", "token-count", "token counts reported to LoadGen are wrong"),
-        ("SingleStream", "no-first-token", "no time to first token"),
+        ("SingleStream", "token-count", "token counts reported to LoadGen are wrong"),
+        # Server: LoadGen 6.0.17 itself crashes (SIGSEGV) in SingleStream without a first token
+        ("Server", "no-first-token", "no time to first token"),
     ],
 )
 def test_a_sut_that_misreports_tokens_is_invalid(
