@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.errors import ConfigError
-from harness.generation import GenerationConfig
+from harness.generation import GenerationConfig, check_generative
 from harness.strictyaml import build_from, load_as, read_yaml
 
 SCHEMA_VERSION = 1  # of scenario files; harness.cli.versions lists every format's
@@ -262,7 +262,14 @@ class Scenario:
 
     def __post_init__(self) -> None:
         if self.generation is not None:
-            _check_generative(self)
+            check_generative(
+                scenario=self.scenario,
+                zoo=self.model.zoo,
+                batch_size=self.batch_size,
+                target_qps=self.server.target_qps,
+                runtime_set=self.runtime != RuntimeConfig(),
+                data_source=self.data.source,
+            )
         if self.schema_version != SCHEMA_VERSION:
             raise ValueError(
                 f"schema_version: this beyond-tops reads version {SCHEMA_VERSION}, "
@@ -307,27 +314,6 @@ def model_name(model: ModelConfig, override: Path | None = None) -> str:
     if override is None and model.zoo is not None:
         return model.zoo
     return Path(str(override or model.path)).stem
-
-
-def _check_generative(scenario: Scenario) -> None:
-    """A generative scenario: a zoo model, one sequence per query, no MultiStream."""
-    if scenario.model.zoo is None:
-        raise ValueError("generation: needs model.zoo (a generative zoo model directory)")
-    if scenario.scenario == "MultiStream":
-        raise ValueError(
-            "generation: MultiStream has no generative benchmark in MLPerf; use "
-            "SingleStream, Offline or Server"
-        )
-    if scenario.scenario == "Server" and scenario.server.target_qps is None:
-        raise ValueError(
-            "server.target_qps: a generative Server run needs its arrival rate (the "
-            "peak search does not serve generative models yet)"
-        )
-    if scenario.batch_size != 1:
-        raise ValueError(
-            f"batch_size: a generative scenario generates one sequence at a time "
-            f"(Server interleaves them: generation.max_active), got {scenario.batch_size}"
-        )
 
 
 def _check_input_size(dims: Mapping[str, int], batch_size: int) -> None:

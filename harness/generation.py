@@ -80,3 +80,45 @@ class GenerationConfig:
                 "output_tokens.min: LoadGen's time per output token needs 2 or more tokens "
                 f"per sample, got {self.output_tokens.min}"
             )
+
+
+def check_generative(
+    *,
+    scenario: str,
+    zoo: str | None,
+    batch_size: int,
+    target_qps: float | None,
+    runtime_set: bool,
+    data_source: str,
+) -> None:
+    """A scenario with a generation block: a zoo model, one sequence per query, no MultiStream.
+
+    harness.config's Scenario calls it with its fields; a ValueError names the key.
+    """
+    if zoo is None:
+        raise ValueError("generation: needs model.zoo (a generative zoo model directory)")
+    if scenario == "MultiStream":
+        raise ValueError(
+            "generation: MultiStream has no generative benchmark in MLPerf; use "
+            "SingleStream, Offline or Server"
+        )
+    if runtime_set:
+        raise ValueError(
+            "runtime: onnxruntime-genai takes its session options from the model's "
+            "genai_config.json, not from runtime:; remove the runtime block"
+        )
+    if data_source != "synthetic":
+        raise ValueError(
+            f"data.source: a generative scenario's prompts come from generation.prompts, "
+            f"not from '{data_source}'"
+        )
+    if scenario == "Server" and target_qps is None:
+        raise ValueError(
+            "server.target_qps: a generative Server run needs its arrival rate (the "
+            "peak search does not serve generative models yet)"
+        )
+    if batch_size != 1:
+        raise ValueError(
+            f"batch_size: a generative scenario generates one sequence at a time "
+            f"(Server interleaves them: generation.max_active), got {batch_size}"
+        )

@@ -147,6 +147,11 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
             f"model.precision: generative models run in fp32 only so far, got "
             f"'{scenario.model.precision}'"
         )
+    if job.request.hw != "cpu":
+        raise ConfigError(
+            f"--hw {job.request.hw}: generative models run on onnxruntime-genai's CPU build only "
+            "so far; use --hw cpu"
+        )
     gpus, gpu_missing = gpu_inventory(job.request.hw)
     machine = survey(
         gpus=gpus,

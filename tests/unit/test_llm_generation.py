@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import numpy as np
 import pytest
 
 from harness.analysis.tokens import output_tokens, token_problems
+from harness.analysis.values import headline, reported
 from harness.config import load_scenario
 from harness.datasets.prompts import FIRST_ORDINARY_ID, synthetic_prompts
-from harness.errors import ConfigError
+from harness.errors import ConfigError, ResultError
 from harness.generation import GenerationConfig, TokenRange
 from harness.loadgen.conf import token_overrides
+from harness.records.genmetrics import generative_metrics
 from harness.records.loadgen_log import TokenFigures, parse_detail_lines, token_figures
+from harness.records.metrics import ES_P90, THROUGHPUT, TOKENS, TPOT_P99, TTFT_P99
 from harness.records.request import RunRequest
+from harness.records.result import RunResult
 from harness.results.migrate import upgrade
 from tests.conftest import REPO, write_scenario
 
@@ -76,6 +82,10 @@ def test_a_generative_server_needs_its_rate_and_one_sequence_per_query(tmp_path:
     path = _scenario(tmp_path, "hold_eos: true")
     path.write_text(path.read_text() + "batch_size: 4\n")
     with pytest.raises(ConfigError, match="batch_size: a generative scenario generates one"):
+        load_scenario(path)
+    path = _scenario(tmp_path, "hold_eos: true")
+    path.write_text(path.read_text() + "runtime: {intra_op_threads: 2}\n")
+    with pytest.raises(ConfigError, match="runtime: onnxruntime-genai takes its session options"):
         load_scenario(path)
 
 
@@ -209,3 +219,15 @@ def test_the_token_checks_pass_an_honest_run_and_name_each_cheat() -> None:
 def test_an_older_result_reads_with_no_generation_block() -> None:
     upgraded = upgrade({"schema_version": 7, "run_id": "x"}, 7, 9)
     assert upgraded == {"schema_version": 9, "run_id": "x", "generation": None}
+
+
+def test_generative_results_are_judged_by_tokens_as_mlperf_judges_llms() -> None:
+    generated = [cast(RunResult, SimpleNamespace(generation=object()))] * 2
+    assert headline("Offline", generated) == TOKENS
+    assert headline("Server", generated) == TOKENS
+    assert reported("Server", generated)[:2] == (TTFT_P99, TPOT_P99)
+    assert generative_metrics("SingleStream").headline == ES_P90  # llama3.1-8b-edge: e2e p90
+    mixed = [*generated, cast(RunResult, SimpleNamespace(generation=None))]
+    assert headline("Offline", mixed) == THROUGHPUT  # not every result generated
+    with pytest.raises(ResultError, match="no generative metrics for scenario 'MultiStream'"):
+        generative_metrics("MultiStream")
