@@ -211,7 +211,7 @@ def generation_record(
         )
         rate, told = figures.tokens_per_second, told_tokens_per_query(figures, sps)
         ttft, tpot = _percentiles(figures.ttft_ns), _percentiles(figures.tpot_ns)
-    limits = _limits(scenario, measured.plan) if scenario.scenario == "Server" else None
+    limits = server_limits(scenario, measured.plan) if scenario.scenario == "Server" else None
     return GenerationRecord(
         engine=f"onnxruntime-genai {genai_version()}",
         prompts=measured.prompts,
@@ -228,7 +228,7 @@ def generation_record(
     )
 
 
-def _limits(scenario: Scenario, plan: TestPlan) -> tuple[int, int, str] | None:
+def server_limits(scenario: Scenario, plan: TestPlan) -> tuple[int, int, str] | None:
     """Server's p99 TTFT and TPOT limits (ns) and their source: the scenario's, or mlperf.conf's.
 
     LoadGen logs no effective value of either: they are read as LoadGen resolved them.

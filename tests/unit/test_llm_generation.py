@@ -15,8 +15,10 @@ from harness.analysis.values import headline, reported
 from harness.config import load_scenario
 from harness.datasets.prompts import FIRST_ORDINARY_ID, synthetic_prompts
 from harness.errors import ConfigError, ResultError
+from harness.execution.genrecording import server_limits
 from harness.generation import GenerationConfig, TokenRange
-from harness.loadgen.conf import token_overrides
+from harness.loadgen.conf import official_mlperf_conf, token_overrides
+from harness.loadgen.timed import TestPlan
 from harness.records.genmetrics import generative_metrics
 from harness.records.loadgen_log import TokenFigures, parse_detail_lines, token_figures
 from harness.records.metrics import ES_P90, THROUGHPUT, TOKENS, TPOT_P99, TTFT_P99
@@ -231,3 +233,32 @@ def test_generative_results_are_judged_by_tokens_as_mlperf_judges_llms() -> None
     assert headline("Offline", mixed) == THROUGHPUT  # not every result generated
     with pytest.raises(ResultError, match="no generative metrics for scenario 'MultiStream'"):
         generative_metrics("MultiStream")
+
+
+def test_the_recorded_limits_are_mlperf_conf_s_for_an_mlperf_llm_name(tmp_path: Path) -> None:
+    request = _request(
+        _scenario(
+            tmp_path, "interactive: true", "Server", extra_model=", loadgen_name: llama3_1-8b"
+        )
+    )
+    (tmp_path / "mlperf.conf").write_text(official_mlperf_conf())
+    plan = TestPlan(
+        scenario="Server",
+        mode="performance",
+        model_key=request.loadgen_key,
+        mlperf_conf=tmp_path / "mlperf.conf",
+        user_conf=tmp_path / "user.conf",
+        out_dir=tmp_path,
+        total_sample_count=1,
+    )
+    assert server_limits(request.scenario, plan) == (
+        500_000_000,
+        30_000_000,
+        "mlperf.conf's for llama3_1-8b-interactive (MLPerf's)",
+    )
+    own = _request(_scenario(tmp_path, "limits: {ttft_ms: 40, tpot_ms: 8}", "Server"))
+    assert server_limits(own.scenario, plan) == (
+        40_000_000,
+        8_000_000,
+        "the scenario's generation.limits (not MLPerf's)",
+    )
