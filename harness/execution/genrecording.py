@@ -81,6 +81,7 @@ class GenMeasured:
     telemetry: TelemetrySummary | None
     prompts: str
     token_counts: tuple[int, ...]
+    span_s: float | None  # the first query's issue to the last answer, as the SUT stamped them
     files: Mapping[str, str]
     rerun_of: str | None = None
 
@@ -117,7 +118,7 @@ def build_generative_result(request: RunRequest, run_dir: Path, measured: GenMea
         model_name=request.model_name,
     )
     sps = samples_per_second(log)
-    generation = generation_record(spec, log, measured, sps)
+    generation = generation_record(spec, log, measured)
     machine = measured.machine
     peak = resolve_peak(
         hw=spec.hw,
@@ -193,9 +194,7 @@ def build_generative_result(request: RunRequest, run_dir: Path, measured: GenMea
     )
 
 
-def generation_record(
-    spec: Requested, log: DetailLog, measured: GenMeasured, sps: float | None
-) -> GenerationRecord:
+def generation_record(spec: Requested, log: DetailLog, measured: GenMeasured) -> GenerationRecord:
     """The token figures, LoadGen's limits and where they came from, and the token checks."""
     figures = token_figures(log)
     scenario = spec.scenario
@@ -207,9 +206,10 @@ def generation_record(
         rate, ttft, tpot, told = None, None, None, None
     else:
         problems = token_problems(
-            scenario=scenario.scenario, figures=figures, samples_per_second=sps, counted=counted
+            scenario=scenario.scenario, figures=figures, counted=counted, span_s=measured.span_s
         )
-        rate, told = figures.tokens_per_second, told_tokens_per_query(figures, sps)
+        rate = figures.tokens_per_second
+        told = told_tokens_per_query(figures, counted, measured.span_s)
         ttft, tpot = _percentiles(figures.ttft_ns), _percentiles(figures.tpot_ns)
     limits = server_limits(scenario, measured.plan) if scenario.scenario == "Server" else None
     return GenerationRecord(

@@ -101,6 +101,7 @@ def run_generative(
         telemetry=power,
         prompts=ready.prompts.description,
         token_counts=tuple(sut.tokens.tokens),
+        span_s=_span_s(sut),
         files=files,
         rerun_of=None if job.previous_attempt is None else str(job.previous_attempt),
     )
@@ -204,6 +205,14 @@ def _warm_up(ready: _Ready, scenario: Scenario) -> WarmUpStats:
         min_latency_ns=min(latencies),
         samples_per_second=1e9 / median,
     )
+
+
+def _span_s(sut: GenerativeSUT) -> float | None:
+    """From the first query's issue to the last answer (s), as the SUT stamped them."""
+    times = sut.tokens
+    if not times.end_ns:
+        return None
+    return (max(times.end_ns) - min(times.issue_ns)) / 1e9
 
 
 def _write_token_times(run_dir: Path, sut: GenerativeSUT) -> str:

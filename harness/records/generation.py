@@ -37,7 +37,8 @@ class GenerationRecord:
     ``tokens_per_second`` is LoadGen's: Offline "Tokens per second", the others' "Completed
     tokens per second". ``ttft_ns`` and ``tpot_ns`` are LoadGen's time to first token and
     time per output token (None in Offline, where LoadGen measures neither).
-    ``output_tokens_per_query`` is what LoadGen was told (its tokens/s over its samples/s);
+    ``output_tokens_per_query`` is what LoadGen was told (its tokens/s times the span from the
+    first query's issue to the last answer, per query);
     ``output_tokens`` what the SUT generated. ``ttft_limit_ns`` / ``tpot_limit_ns`` are
     Server's p99 limits and ``limits_source`` where they came from (mlperf.conf or the
     scenario, which then says they are not MLPerf's). ``token_problems``: the token checks'

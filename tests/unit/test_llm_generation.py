@@ -186,33 +186,26 @@ def test_the_token_checks_pass_an_honest_run_and_name_each_cheat() -> None:
     counted = output_tokens([17, 18, 19] * 10)
     assert counted is not None and counted.mean == 18.0 and (counted.min, counted.max) == (17, 19)
     assert (
-        token_problems(
-            scenario="Server", figures=HONEST, samples_per_second=700 / 18.3, counted=counted
-        )
+        token_problems(scenario="Server", figures=HONEST, counted=counted, span_s=540 / 700 * 1.01)
         == ()
     )
     doubled = token_problems(
-        scenario="Server", figures=HONEST, samples_per_second=700 / 36, counted=counted
+        scenario="Server", figures=HONEST, counted=counted, span_s=2 * 540 / 700
     )
     assert len(doubled) == 1 and "LoadGen was told 36.00 tokens per query" in doubled[0]
     zeros = TokenFigures(
         tokens_per_second=700.0, ttft_ns={"p50": 0, "p90": 0, "p99": 0}, tpot_ns=HONEST.tpot_ns
     )
     silent = token_problems(
-        scenario="SingleStream", figures=zeros, samples_per_second=700 / 18, counted=counted
+        scenario="SingleStream", figures=zeros, counted=counted, span_s=540 / 700
     )
     assert len(silent) == 1 and "did not report first tokens" in silent[0]
     offline = TokenFigures(tokens_per_second=700.0, ttft_ns=None, tpot_ns=None)
     assert (
-        token_problems(
-            scenario="Offline", figures=offline, samples_per_second=700 / 18, counted=counted
-        )
-        == ()
+        token_problems(scenario="Offline", figures=offline, counted=counted, span_s=540 / 700) == ()
     )
     short = output_tokens([1, 18])
-    found = token_problems(
-        scenario="Offline", figures=offline, samples_per_second=700 / 9.5, counted=short
-    )
+    found = token_problems(scenario="Offline", figures=offline, counted=short, span_s=19 / 700)
     assert found == (
         "a query produced 1 token(s): LoadGen's time per output token needs 2 or more per query",
     )
