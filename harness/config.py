@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.errors import ConfigError
+from harness.generation import GenerationConfig, check_generative
 from harness.strictyaml import build_from, load_as, read_yaml
 
 SCHEMA_VERSION = 1  # of scenario files; harness.cli.versions lists every format's
@@ -256,8 +257,19 @@ class Scenario:
     quick: QuickConfig = field(default_factory=QuickConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     server: ServerConfig = field(default_factory=ServerConfig)
+    # A generative model's queries (harness.generation); None for every other model.
+    generation: GenerationConfig | None = None
 
     def __post_init__(self) -> None:
+        if self.generation is not None:
+            check_generative(
+                scenario=self.scenario,
+                zoo=self.model.zoo,
+                batch_size=self.batch_size,
+                target_qps=self.server.target_qps,
+                runtime_set=self.runtime != RuntimeConfig(),
+                data_source=self.data.source,
+            )
         if self.schema_version != SCHEMA_VERSION:
             raise ValueError(
                 f"schema_version: this beyond-tops reads version {SCHEMA_VERSION}, "

@@ -6,9 +6,15 @@ import math
 from collections.abc import Sequence
 
 from harness.analysis.trials import trial_stats
-from harness.analysis.values import headline, metric_values, reported, telemetry_metrics
+from harness.analysis.values import (
+    catalogue_for,
+    headline,
+    metric_values,
+    reported,
+    telemetry_metrics,
+)
 from harness.records.group import Group, RunSet
-from harness.records.metrics import ROWS, THROUGHPUT, metric, scenario_metrics
+from harness.records.metrics import ROWS, THROUGHPUT, metric
 from harness.records.result import RunResult
 from harness.records.trials import MetricSpread
 
@@ -26,7 +32,7 @@ def reported_metrics(results: Sequence[RunResult]) -> list[str]:
     if not results:
         return []
     scenario = results[0].scenario
-    found = scenario_metrics(scenario)
+    found = catalogue_for(scenario, results)
     candidates = [
         headline(scenario, results),
         *reported(scenario, results),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from harness.errors import ResultError
+from harness.records.genmetrics import generative_metrics
 from harness.records.metrics import (
     P90,
     P99,
@@ -19,6 +20,7 @@ from harness.records.metrics import (
     PER_WATT,
     THROUGHPUT,
     Metric,
+    ScenarioMetrics,
     bound_latency,
     metric,
     per_source,
@@ -76,9 +78,16 @@ def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
     return [per_source(name, value) for name in source_names(results) for value in _ENERGY]
 
 
+def catalogue_for(scenario: str, results: Sequence[RunResult] = ()) -> ScenarioMetrics:
+    """The scenario's metrics for these results: a generative model's where each one generated."""
+    if results and all(r.generation is not None for r in results):
+        return generative_metrics(scenario)
+    return scenario_metrics(scenario)
+
+
 def headline(scenario: str, results: Sequence[RunResult] = ()) -> Metric:
     """MLPerf's metric of the scenario for these results: its fallback where none has it."""
-    found = scenario_metrics(scenario)
+    found = catalogue_for(scenario, results)
     if found.fallback is not None and results and not metric_values(results, found.headline):
         return found.fallback
     return found.headline
@@ -89,7 +98,7 @@ def reported(scenario: str, results: Sequence[RunResult] = ()) -> tuple[Metric, 
 
     The bound's percentile is the lowest any result's LoadGen logged (p99 where none did).
     """
-    found = scenario_metrics(scenario)
+    found = catalogue_for(scenario, results)
     if not found.at_bound:
         return found.reported
     percentiles = {r.server.latency_percentile for r in results if r.server is not None}

@@ -77,6 +77,9 @@ FORMATS: tuple[FileFormat, ...] = (
     FileFormat(files="telemetry.csv", home="harness.telemetry.csvfile", version="FORMAT"),
     FileFormat(files="cpu_telemetry.csv", home="harness.telemetry.cpufile", version="FORMAT"),
     FileFormat(files="query_latencies.npz", home="harness.telemetry.latencies", version="FORMAT"),
+    FileFormat(
+        files="token_times.npz", home="harness.records.generation", version="TOKEN_TIMES_FORMAT"
+    ),
     FileFormat(files="outcome.json", home="harness.compliance.outcome", version="OUTCOME"),
     FileFormat(files="verdict.json", home="harness.compliance.verify", version="VERDICT"),
     FileFormat(files="reproduction.json", home="harness.reproduce.record", version="REPRODUCTION"),

@@ -16,7 +16,15 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.errors import CRASHED, STOP_SIGNALS, HarnessError, RunError, StopSignals, stop_signal
+from harness.errors import (
+    CRASHED,
+    STOP_SIGNALS,
+    ConfigError,
+    HarnessError,
+    RunError,
+    StopSignals,
+    stop_signal,
+)
 from harness.files import mark_complete, mark_incomplete
 from harness.handoff import write_peak, write_retry
 from harness.paths import CACHE_ENV
@@ -90,6 +98,8 @@ def _outcome(job: Job, phases: Phases) -> int:
     from harness.execution.runner import run_accuracy_test, run_peak_search, run_performance
     from harness.results.runfile import write_result
 
+    if job.request.scenario.generation is not None:
+        return _generative(job, phases)
     if job.test == "accuracy":
         run_accuracy_test(job, progress=sys.stderr, phases=phases)
         return 0
@@ -104,6 +114,26 @@ def _outcome(job: Job, phases: Phases) -> int:
         mark_complete(job.run_dir)
         return 0
     outcome = run_performance(job, progress=sys.stderr, phases=phases)  # ends in "write"
+    if isinstance(outcome, Expectation):
+        return _ask_rerun(job, outcome)
+    write_result(outcome, job.run_dir)
+    mark_complete(job.run_dir)
+    return 0 if outcome.valid else 1
+
+
+def _generative(job: Job, phases: Phases) -> int:
+    """A generative model's job (harness.execution.genrunner): accuracy or performance only."""
+    from harness.execution.genrunner import run_generative, run_generative_accuracy
+    from harness.results.runfile import write_result
+
+    if job.test == "accuracy":
+        run_generative_accuracy(job, phases=phases)
+        return 0
+    if job.test != "performance":
+        raise ConfigError(
+            f"{job.test}: not run for generative models yet (accuracy and performance are)"
+        )
+    outcome = run_generative(job, progress=sys.stderr, phases=phases)
     if isinstance(outcome, Expectation):
         return _ask_rerun(job, outcome)
     write_result(outcome, job.run_dir)

@@ -121,6 +121,41 @@ def _offline_min_duration_ms(scenario: Scenario, profile: ProfileName) -> int:
     return int(conf_value(official_mlperf_conf(), "*", "Offline", "min_duration") or 600000)
 
 
+def token_overrides(scenario: Scenario, model_key: str) -> dict[str, int | float]:
+    """A generative scenario's LoadGen keys: token latencies, equal issue, Server's limits.
+
+    As mlperf.conf sets them for MLPerf's LLMs: ``use_token_latencies`` and equal-issue mode
+    (``sample_concatenate_permutation``) everywhere; in Server, p99 TTFT and TPOT limits (ms)
+    in place of a latency bound. The limits are the scenario's, else mlperf.conf's for the
+    model key; a model mlperf.conf does not name, with none given, is refused (never a
+    silent default).
+    """
+    generation = scenario.generation
+    if generation is None:
+        return {}
+    out: dict[str, int | float] = {"use_token_latencies": 1, "sample_concatenate_permutation": 1}
+    if scenario.scenario != "Server":
+        return out
+    limits = generation.limits
+    if limits is not None:
+        return {
+            **out,
+            "target_latency": 0,
+            "ttft_latency": limits.ttft_ms,
+            "tpot_latency": limits.tpot_ms,
+        }
+    official = official_mlperf_conf()
+    ttft = conf_value(official, model_key, "Server", "ttft_latency")
+    tpot = conf_value(official, model_key, "Server", "tpot_latency")
+    if ttft is None or tpot is None:
+        raise ConfigError(
+            f"generation.limits: mlperf.conf has no TTFT/TPOT limits for '{model_key}'; set "
+            "generation.limits: {ttft_ms: ..., tpot_ms: ...} or model.loadgen_name to an MLPerf "
+            "LLM (e.g. llama3_1-8b)"
+        )
+    return out
+
+
 def render_user_conf(
     model_key: str, scenario_name: str, overrides: Mapping[str, int | float]
 ) -> str:

@@ -45,6 +45,7 @@ def write_test_confs(
     A published result's `pins` come last in user.conf; its seeds go into the plan.
     """
     overrides = lgconf.user_conf_overrides(scenario, profile, expected)
+    overrides.update(lgconf.token_overrides(scenario, model_key))
     if mode == "accuracy" and profile == "quick":
         overrides["accuracy_sample_count_override"] = min(
             scenario.quick.accuracy_sample_count, total_samples

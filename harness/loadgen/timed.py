@@ -15,6 +15,7 @@ import mlperf_loadgen as lg
 
 from harness.config import ScenarioName
 from harness.errors import ConfigError, RunError
+from harness.loadgen.gensut import GenerativeSUT, PromptStore
 from harness.loadgen.sut import AnySUT, SampleStore
 
 # Python hands the GIL to a waiting thread only every switch interval (5 ms by default): a
@@ -98,8 +99,8 @@ def performance_sample_count(settings: lg.TestSettings, plan: TestPlan) -> int:
 def run_timed_test(
     plan: TestPlan,
     settings: lg.TestSettings,
-    sut: AnySUT,
-    store: SampleStore,
+    sut: AnySUT | GenerativeSUT,
+    store: SampleStore | PromptStore,
     *,
     progress: IO[str] | None = None,
     clock: Callable[[], int] = time.monotonic_ns,
@@ -169,7 +170,7 @@ def _audit_path(plan: TestPlan) -> str:
     return "" if plan.audit_config is None else str(plan.audit_config)
 
 
-def _wait(finished: threading.Event, sut: AnySUT, reporter: _Progress) -> None:
+def _wait(finished: threading.Event, sut: AnySUT | GenerativeSUT, reporter: _Progress) -> None:
     # An Event, not Thread.join: a join interrupted by Ctrl-C can report a live thread as done.
     interrupted = False
     while True:
@@ -190,7 +191,7 @@ class _Progress:
 
     def __init__(
         self,
-        sut: AnySUT,
+        sut: AnySUT | GenerativeSUT,
         min_duration_ms: int,
         stream: IO[str] | None,
         clock: Callable[[], int],

@@ -22,6 +22,8 @@ RETRY_FILE = "retry.json"  # a first attempt sized too small asks to be run agai
 TELEMETRY_FILE = "telemetry.csv"
 CPU_TELEMETRY_FILE = "cpu_telemetry.csv"
 QUERY_LATENCIES_FILE = "query_latencies.npz"
+# a generative run: per query, issue, first-token and end times (ns) and tokens generated
+TOKEN_TIMES_FILE = "token_times.npz"
 REPORT_MD, REPORT_HTML = "report.md", "report.html"
 FIRST_ATTEMPT = "attempt-1"  # where a re-run moves the first attempt's own files
 ACCURACY_DIR = "accuracy"  # the accuracy test, where MLPerf's submission layout puts it

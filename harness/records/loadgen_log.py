@@ -215,3 +215,42 @@ def search_steps(path: Path) -> list[str]:
                 entry = json.loads(line[len(_PREFIX) :])
                 steps.append(str(entry["value"]))
     return steps
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenFigures:
+    """LoadGen's token figures (use_token_latencies): tokens/s, TTFT and TPOT percentiles (ns).
+
+    Offline logs only ``result_tokens_per_second``; the others log
+    ``result_completed_tokens_per_second`` and the ``result_first_token_*`` and
+    ``result_time_per_output_token_*`` percentiles. None where LoadGen logged none.
+    """
+
+    tokens_per_second: float | None
+    ttft_ns: Mapping[str, int | None] | None
+    tpot_ns: Mapping[str, int | None] | None
+
+
+TOKEN_PERCENTILES = ("p50", "p90", "p99")
+
+
+def token_figures(log: DetailLog) -> TokenFigures | None:
+    """The token figures of a run with token latencies; None for a run without them."""
+    if log.get("requested_use_token_latencies") is not True:
+        return None
+    rate = logged_float(log, "result_tokens_per_second")
+    if rate is None:
+        rate = logged_float(log, "result_completed_tokens_per_second")
+    ttft = {
+        p: logged_int(log, f"result_first_token_{PERCENTILES[p]}_percentile_latency_ns")
+        for p in TOKEN_PERCENTILES
+    }
+    tpot = {
+        p: logged_int(log, f"result_time_per_output_token_{PERCENTILES[p]}_percentile_ns")
+        for p in TOKEN_PERCENTILES
+    }
+    return TokenFigures(
+        tokens_per_second=rate,
+        ttft_ns=None if all(v is None for v in ttft.values()) else ttft,
+        tpot_ns=None if all(v is None for v in tpot.values()) else tpot,
+    )

@@ -184,40 +184,32 @@ PEAK = _tflops("utilization.peak_tflops", "peak", "none")
 OF_PEAK = _share("utilization.fraction_of_peak", "utilization of peak")
 ATTAINABLE = _tflops("utilization.attainable_tflops", "attainable")
 OF_ATTAINABLE = _share("utilization.fraction_of_attainable", "utilization of attainable")
-# Generative models' metrics (LoadGen's token latencies): rows before any scenario uses them.
+# Generative models' (harness.records.generation): LoadGen's tokens/s, TTFT and TPOT.
 TOKENS = _rate("generation.tokens_per_second", "token throughput", None, unit="tokens/s")
-TTFT_P99 = dataclasses.replace(P99, key="generation.ttft_ns.p99", label="TTFT p99", published=None)
-TPOT_P99 = dataclasses.replace(P99, key="generation.tpot_ns.p99", label="TPOT p99", published=None)
-GENERATIVE = (TOKENS, TTFT_P99, TPOT_P99)
 
+
+def _token(kind: str, name: str) -> Metric:
+    label = f"{kind.split('_')[0].upper()} {name}"
+    return dataclasses.replace(P99, key=f"generation.{kind}.{name}", label=label, published=None)
+
+
+TTFT_P50, TTFT_P90, TTFT_P99 = (_token("ttft_ns", p) for p in ("p50", "p90", "p99"))
+TPOT_P50, TPOT_P90, TPOT_P99 = (_token("tpot_ns", p) for p in ("p50", "p90", "p99"))
+OUTPUT_TOKENS = Metric(
+    key="generation.output_tokens.mean",
+    label="output tokens per query",
+    unit="tokens",
+    higher_is_better=True,
+    spec=",.1f",
+    spread="none",
+)
+GENERATIVE = (TOKENS, TTFT_P50, TTFT_P90, TTFT_P99, TPOT_P50, TPOT_P90, TPOT_P99, OUTPUT_TOKENS)
+
+_LATENCIES = (P50, P90, P95, P97, P99, P999, MEAN, MIN, MAX, ES_P90, ES_P99)
+_RATES = (COMPLETED, SCHEDULED, WARMUP)
+_SHARES = (TOP1_AGREEMENT, COSINE, TOP1, ACHIEVED, PEAK, OF_PEAK, ATTAINABLE, OF_ATTAINABLE)
 ROWS: Mapping[str, Metric] = {
-    m.key: m
-    for m in (
-        THROUGHPUT,
-        P50,
-        P90,
-        P95,
-        P97,
-        P99,
-        P999,
-        MEAN,
-        MIN,
-        MAX,
-        ES_P90,
-        ES_P99,
-        COMPLETED,
-        SCHEDULED,
-        WARMUP,
-        TOP1_AGREEMENT,
-        COSINE,
-        TOP1,
-        ACHIEVED,
-        PEAK,
-        OF_PEAK,
-        ATTAINABLE,
-        OF_ATTAINABLE,
-        *GENERATIVE,
-    )
+    m.key: m for m in (THROUGHPUT, *_LATENCIES, *_RATES, *_SHARES, *GENERATIVE)
 }
 ACCURACY = (TOP1_AGREEMENT, COSINE)  # what compare sets beside MLPerf's metrics
 UTILIZATION = (ACHIEVED, OF_PEAK, OF_ATTAINABLE)  # what compare and the report show

@@ -78,4 +78,8 @@ class RunRequest:
     def loadgen_key(self) -> str:
         """The name LoadGen's configuration (and MLPerf's rules) know the model by."""
         given = self.scenario.model.loadgen_name
-        return given or _LOADGEN_KEY_UNSAFE.sub("_", self.model_name)
+        key = given or _LOADGEN_KEY_UNSAFE.sub("_", self.model_name)
+        generation = self.scenario.generation
+        if generation is not None and generation.interactive and self.scenario.scenario == "Server":
+            return f"{key}-interactive"  # MLPerf's Interactive: Server under this name
+        return key

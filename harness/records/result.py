@@ -9,6 +9,7 @@ from typing import Literal
 from harness.config import Precision, ProfileName, ScenarioName
 from harness.records.accuracy import Accuracy
 from harness.records.fingerprint import Fingerprint
+from harness.records.generation import GenerationRecord
 from harness.records.measures import Plausibility, PrecisionRecord, Utilization
 from harness.records.telemetry import TelemetrySummary
 
@@ -220,7 +221,8 @@ class RunResult:
     logs, by what they hold ("query_latencies", "telemetry", "cpu_telemetry"); None in a
     result from before schema 5, which did not list them. ``plausibility`` is the physics
     check's verdict on ``utilization`` (harness.analysis.plausibility); a result from before
-    schema 7 is judged when it is read.
+    schema 7 is judged when it is read. ``generation`` is a generative model's token figures
+    (tokens/s, TTFT, TPOT, output lengths; harness.records.generation), None for any other.
     """
 
     run_id: str
@@ -253,6 +255,7 @@ class RunResult:
     accuracy: Accuracy
     server: ServerRecord | None
     files: Mapping[str, str] | None
+    generation: GenerationRecord | None = None
 
     @property
     def valid(self) -> bool:

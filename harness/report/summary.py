@@ -12,6 +12,7 @@ from harness.records.metrics import SCENARIOS, per_source, percent, scenario_met
 from harness.records.result import RunResult
 from harness.records.trust import Trust
 from harness.report.badges import trust_line, trust_rows
+from harness.report.tokens import token_rows
 
 
 def render_summary(
@@ -37,6 +38,7 @@ def render_summary(
         ("result", f"{verdict} per LoadGen; {profile}{implausible}"),
         *(trust_rows(trust) if trust is not None else []),
         ("throughput", _throughput(result)),
+        *token_rows(result),
         ("latency", _latency(result)),
         *([("server", line)] if (line := _server(result)) is not None else []),
         ("model", f"{model.name} {model.precision} sha256 {model.sha256[:12]}"),
@@ -74,6 +76,8 @@ def _precision(result: RunResult) -> str:
 def _accuracy(result: RunResult) -> str:
     block = result.accuracy
     fp32 = block.against_fp32
+    if block.samples == 0 and block.not_measurable is not None:  # not scored (generative)
+        return f"{block.verdict}: {block.not_measurable}"
     if fp32.top1_agreement is not None:
         found = f"top-1 agreement with FP32 {fp32.top1_agreement * 100:.2f} %"
     else:
@@ -156,7 +160,7 @@ def _latency(result: RunResult) -> str:
         parts = [f"per query of {result.batch_size}:", *parts]
         parts.append(f"early-stopping p99 {_ms(lat.early_stopping_p99)}")
     server = result.server
-    if server is not None:
+    if server is not None and result.generation is None:  # a generative one: TTFT and TPOT
         met = {True: "met", False: "NOT met", None: "unknown"}
         bound = _ms(server.latency_bound_ns)
         parts.append(

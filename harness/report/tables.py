@@ -6,9 +6,15 @@ from collections.abc import Sequence
 
 from harness.analysis.spread import spread_flags
 from harness.analysis.trials import trial_stats
-from harness.analysis.values import headline, metric_values, reported, telemetry_metrics
+from harness.analysis.values import (
+    catalogue_for,
+    headline,
+    metric_values,
+    reported,
+    telemetry_metrics,
+)
 from harness.records.group import Group, Sweep
-from harness.records.metrics import THROUGHPUT, UTILIZATION, Metric, percent, scenario_metrics
+from harness.records.metrics import THROUGHPUT, UTILIZATION, Metric, percent
 from harness.records.result import RunResult
 from harness.report import plots
 from harness.report.blocks import Block, Bullets, Heading, Image, Para, Table
@@ -53,7 +59,7 @@ def _flag_lines(flags: Sequence[str]) -> tuple[str, ...]:
 def _scenario_metrics(results: Sequence[RunResult]) -> list[Metric]:
     """MLPerf's metric for the scenario first, the others it reports, then the harness's own."""
     scenario = results[0].scenario
-    found = scenario_metrics(scenario)
+    found = catalogue_for(scenario, results)
     metrics = [headline(scenario, results), *reported(scenario, results), *found.beside]
     return list({m.key: m for m in metrics}.values())
 

@@ -18,6 +18,10 @@ History:
     7. ``plausibility``: the physics check's verdict (IMPLAUSIBLE where achieved FLOP/s exceed
        the measured GEMM rate or the peak by more than a margin). Older results are judged
        from their own recorded figures when read, so an impossible old run is flagged too.
+    8. (another change's number; this step carries nothing of its own.)
+    9. ``generation``: a generative model's token figures (tokens/s, TTFT and TPOT
+       percentiles, output tokens per query, token checks); null for every other model, and
+       for every older result (none of which ran a generative model).
 """
 
 from __future__ import annotations
@@ -139,6 +143,21 @@ def migrate_6_to_7(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def migrate_7_to_8(data: Mapping[str, Json]) -> Data:
+    """Schema 7 -> 8: a number another change takes; nothing changes here."""
+    out = copy.deepcopy(dict(data))
+    out["schema_version"] = 8
+    return out
+
+
+def migrate_8_to_9(data: Mapping[str, Json]) -> Data:
+    """Schema 8 -> 9: no older result ran a generative model: generation is null."""
+    out = copy.deepcopy(dict(data))
+    out.setdefault("generation", None)
+    out["schema_version"] = 9
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -148,6 +167,8 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     4: migrate_4_to_5,
     5: migrate_5_to_6,
     6: migrate_6_to_7,
+    7: migrate_7_to_8,
+    8: migrate_8_to_9,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 

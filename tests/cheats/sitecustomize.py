@@ -8,6 +8,10 @@ output for every query. `BT_CHEAT=slower` is a regression, not a cheat: each inf
 Each wraps the executor, the timed path's boundary
 (harness.runtime.executors.executor_for), before the runner imports it; the cache learns which
 sample index sits in which row from the sample store's load, as a SUT that owns its QSL knows.
+`BT_CHEAT=token-count` is a generative SUT that tells LoadGen twice the tokens it made (so
+tokens/s doubles and TPOT halves); `BT_CHEAT=no-first-token` one that never reports a first
+token (LoadGen then logs TTFT and TPOT as 0). LoadGen calls both VALID; the token checks
+(harness.analysis.tokens) are what catch them.
 Nothing here is imported by the harness; without BT_CHEAT this file does nothing.
 """
 
@@ -142,5 +146,19 @@ def _install(kind: str) -> None:
     sut.SampleStore.load = load  # type: ignore[method-assign]
 
 
-if CHEAT:
+def _install_token_cheat(kind: str) -> None:
+    import harness.loadgen.gensut as gensut
+
+    sut = gensut.GenerativeSUT
+    if kind == "token-count":
+        sut.reported_tokens = lambda self, n_tokens: 2 * n_tokens  # type: ignore[method-assign]
+    else:
+        sut._first_token = lambda self, response_id, token: None  # type: ignore[method-assign]
+
+
+TOKEN_CHEATS = ("token-count", "no-first-token")
+
+if CHEAT in TOKEN_CHEATS:
+    _install_token_cheat(CHEAT)
+elif CHEAT:
     _install(CHEAT)

@@ -84,7 +84,7 @@ def test_a_mistyped_suite_suggests_the_closest_and_lists_them(
     assert main(["bench", "quik"]) == ERROR_CODES[ConfigError].code
     err = capsys.readouterr().err
     assert "scenarios/quik.yaml: no such file; did you mean 'quick'?" in err, err
-    assert "suites: quick, smoke, submission" in err, err
+    assert "suites: llm, quick, smoke, submission" in err, err
     assert "quick, smoke, submission" in _verbs()["bench"].format_help().replace("\n ", " ")
 
 

@@ -35,8 +35,8 @@ from harness.models.recipes import ISA_FOR_PRECISION, METHODS
 
 SCENARIOS_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 SCENARIO_KEYS = (
-    "batch_size, data, model, name, peak_tflops, quick, runtime, scenario, schema_version, "
-    "server, telemetry, trials, warmup"
+    "batch_size, data, generation, model, name, peak_tflops, quick, runtime, scenario, "
+    "schema_version, server, telemetry, trials, warmup"
 )
 MODEL_KEYS = "conversion, dims, generator, loadgen_name, path, precision, zoo"
 

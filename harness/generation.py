@@ -1,0 +1,124 @@
+"""A generative scenario's `generation:` block: prompts, token lengths, token-latency limits.
+
+Its own module beside harness.config (which holds a Scenario's ``generation``), so that file
+stays within its size; the same frozen, keyword-only dataclasses with range checks.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+PromptSource = Literal["synthetic", "text"]
+MAX_TOKENS = 1 << 17  # a prompt or an output: past every context length the zoo builds
+MAX_ACTIVE = 256
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenRange:
+    """A length in tokens drawn per sample, uniformly from ``min`` to ``max`` (inclusive)."""
+
+    min: int
+    max: int
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min <= self.max <= MAX_TOKENS:
+            raise ValueError(f"must satisfy 1 <= min <= max <= {MAX_TOKENS}, got {self}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TokenLimits:
+    """LoadGen's token-latency limits (ms): p99 time to first token and time per output token."""
+
+    ttft_ms: float
+    tpot_ms: float
+
+    def __post_init__(self) -> None:
+        for key in ("ttft_ms", "tpot_ms"):
+            value = getattr(self, key)
+            if not (math.isfinite(value) and 0 < value <= 3.6e6):
+                raise ValueError(f"{key}: must be > 0 and <= 3.6e6, got {value}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationConfig:
+    """How a generative model is queried: one prompt per sample, greedy generation.
+
+    Attributes:
+        prompts: "synthetic": seeded token ids (``input_tokens`` long), meaning nothing;
+            "text": the repo's real English prompts (harness.datasets.prompt_texts) through
+            the model's own tokenizer (``input_tokens`` is then unused).
+        input_tokens: A synthetic prompt's length.
+        output_tokens: Each sample's budget of new tokens; generation ends at the budget
+            or at end-of-text.
+        hold_eos: End-of-text is held off until the budget (genai's min_length), so every
+            sample makes exactly its budget; otherwise it is held off for 2 tokens, the
+            fewest LoadGen's time per output token can use.
+        limits: Server's p99 TTFT / TPOT limits; None takes mlperf.conf's, which exist only
+            for MLPerf's LLM names (model.loadgen_name, e.g. llama3_1-8b): otherwise a Server
+            run is refused. Ignored by SingleStream and Offline.
+        interactive: Server under MLPerf's ``<model>-interactive`` config name (its tighter
+            limits in mlperf.conf).
+        max_active: Server: sequences generated at once, interleaved a token each in turn
+            (new ones join at token boundaries); 1 answers queries one after another.
+    """
+
+    prompts: PromptSource = "synthetic"
+    input_tokens: TokenRange = field(default_factory=lambda: TokenRange(min=16, max=64))
+    output_tokens: TokenRange = field(default_factory=lambda: TokenRange(min=8, max=32))
+    hold_eos: bool = False
+    limits: TokenLimits | None = None
+    interactive: bool = False
+    max_active: int = 1
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_active <= MAX_ACTIVE:
+            raise ValueError(f"max_active: must be 1..{MAX_ACTIVE}, got {self.max_active}")
+        if self.output_tokens.min < 2:
+            raise ValueError(
+                "output_tokens.min: LoadGen's time per output token needs 2 or more tokens "
+                f"per sample, got {self.output_tokens.min}"
+            )
+
+
+def check_generative(
+    *,
+    scenario: str,
+    zoo: str | None,
+    batch_size: int,
+    target_qps: float | None,
+    runtime_set: bool,
+    data_source: str,
+) -> None:
+    """A scenario with a generation block: a zoo model, one sequence per query, no MultiStream.
+
+    harness.config's Scenario calls it with its fields; a ValueError names the key.
+    """
+    if zoo is None:
+        raise ValueError("generation: needs model.zoo (a generative zoo model directory)")
+    if scenario == "MultiStream":
+        raise ValueError(
+            "generation: MultiStream has no generative benchmark in MLPerf; use "
+            "SingleStream, Offline or Server"
+        )
+    if runtime_set:
+        raise ValueError(
+            "runtime: onnxruntime-genai takes its session options from the model's "
+            "genai_config.json, not from runtime:; remove the runtime block"
+        )
+    if data_source != "synthetic":
+        raise ValueError(
+            f"data.source: a generative scenario's prompts come from generation.prompts, "
+            f"not from '{data_source}'"
+        )
+    if scenario == "Server" and target_qps is None:
+        raise ValueError(
+            "server.target_qps: a generative Server run needs its arrival rate (the "
+            "peak search does not serve generative models yet)"
+        )
+    if batch_size != 1:
+        raise ValueError(
+            f"batch_size: a generative scenario generates one sequence at a time "
+            f"(Server interleaves them: generation.max_active), got {batch_size}"
+        )

@@ -1,0 +1,238 @@
+"""The generative SUT: greedy generation per query, with LoadGen's token latencies.
+
+Each query is one prompt; its tokens are generated greedily up to the sample's budget or
+end-of-text. The first token is reported with ``lg.FirstTokenComplete`` (not in Offline,
+where LoadGen measures no first token), the whole output with ``lg.QuerySamplesComplete``
+carrying its token count: LoadGen derives TTFT and TPOT = (latency - TTFT) / (n - 1).
+
+SingleStream generates inline in LoadGen's issue thread. Offline and Server hand queries to
+one worker thread that keeps up to ``max_active`` sequences going and steps each by a token in
+turn: a new query joins at a token boundary (the harness's own scheduler, not genai's Engine,
+which needs a PagedAttention model). The SUT records, per query, what it generated and when
+(``TokenTimes``), apart from what it reports, so the result can check LoadGen's figures.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import mlperf_loadgen as lg
+import numpy as np
+
+from harness.config import ScenarioName
+from harness.datasets.prompts import Prompts
+
+
+class Stepper(Protocol):
+    """One sequence being generated (harness.runtime.genai.Sequence)."""
+
+    tokens: list[int]  # every token made so far
+
+    def step(self) -> int:
+        """Makes and returns the next token."""
+
+    @property
+    def done(self) -> bool:
+        """Whether the sequence ended."""
+
+
+class Generator(Protocol):
+    """Starts sequences (harness.runtime.genai.GenaiModel)."""
+
+    def start(self, prompt: np.ndarray, *, max_new_tokens: int, min_new_tokens: int) -> Stepper:
+        """A sequence after ``prompt``."""
+
+
+class PromptStore:
+    """LoadGen's QSL over prompts held in memory; load and unload bound the telemetry window."""
+
+    def __init__(
+        self,
+        prompts: Prompts,
+        *,
+        on_window_open: Callable[[], None] | None = None,
+        on_window_close: Callable[[], None] | None = None,
+    ) -> None:
+        self.prompts = prompts
+        self._open, self._close = on_window_open, on_window_close
+        self.hook_errors: list[Exception] = []
+
+    def load(self, indices: Sequence[int]) -> None:
+        """LoadGen's load callback: the prompts are in memory; the window opens."""
+        del indices
+        self._call(self._open)
+
+    def unload(self, indices: Sequence[int]) -> None:
+        """LoadGen's unload callback: the window closes."""
+        del indices
+        self._call(self._close)
+
+    def _call(self, hook: Callable[[], None] | None) -> None:
+        if hook is None:
+            return
+        try:
+            hook()
+        except Exception as exc:  # runs in LoadGen's thread: kept for the caller to raise
+            self.hook_errors.append(exc)
+
+
+@dataclass
+class TokenTimes:
+    """Per completed query: when it was issued, its first token and its end (ns), its tokens."""
+
+    issue_ns: list[int] = field(default_factory=list)
+    first_ns: list[int] = field(default_factory=list)
+    end_ns: list[int] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Active:
+    response_id: int
+    index: int
+    issued_ns: int
+    sequence: Stepper | None = None
+    first_ns: int = 0
+
+
+class GenerativeSUT:
+    """LoadGen's SUT for a generative model in SingleStream, Offline or Server."""
+
+    def __init__(
+        self,
+        generator: Generator,
+        store: PromptStore,
+        *,
+        scenario: ScenarioName,
+        hold_eos: bool,
+        max_active: int = 1,
+        clock: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
+        self._generator, self._store, self._scenario = generator, store, scenario
+        self._hold_eos, self._max_active, self._clock = hold_eos, max_active, clock
+        self._queue: queue.SimpleQueue[_Active | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self.completed = 0
+        self.error: BaseException | None = None
+        self.tokens = TokenTimes()
+
+    def start(self) -> None:
+        """Starts the worker thread (Offline and Server)."""
+        if self._scenario != "SingleStream":
+            self._thread = threading.Thread(target=self._work, name="generate", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Ends the worker thread once LoadGen has finished."""
+        if self._thread is not None:
+            self._queue.put(None)
+            self._thread.join()
+            self._thread = None
+
+    def request_stop(self, reason: BaseException) -> None:
+        """Stop generating: every query from now on completes at once, with no tokens."""
+        if self.error is None:
+            self.error = reason
+
+    def flush(self) -> None:
+        """LoadGen's flush: nothing is held back."""
+
+    def issue(self, ids: Sequence[int], indices: Sequence[int]) -> None:
+        """LoadGen's issue callback (the fast one: response ids and sample indices)."""
+        now = self._clock()
+        for response_id, index in zip(ids, indices, strict=True):
+            query = _Active(response_id=int(response_id), index=int(index), issued_ns=now)
+            if self._scenario == "SingleStream":
+                self._run_inline(query)
+            else:
+                self._queue.put(query)
+
+    def _run_inline(self, query: _Active) -> None:
+        try:
+            self._begin(query)
+            while not self._advance(query):
+                pass
+        except Exception as exc:
+            self._fail(exc, [query])
+
+    def _work(self) -> None:
+        active: list[_Active] = []
+        while True:
+            while len(active) < self._max_active:
+                try:  # block only when nothing is being generated
+                    item = self._queue.get(block=not active)
+                except queue.Empty:
+                    break
+                if item is None:  # LoadGen has finished: nothing is pending
+                    return
+                active.append(item)
+            try:
+                for query in [q for q in active if q.sequence is None]:
+                    self._begin(query)
+                active = [q for q in active if not self._advance(q)]
+            except Exception as exc:
+                self._fail(exc, active)
+                active = []
+
+    def _begin(self, query: _Active) -> None:
+        budget = self._store.prompts.budgets[query.index]
+        query.sequence = self._generator.start(
+            self._store.prompts.ids[query.index],
+            max_new_tokens=budget,
+            min_new_tokens=budget if self._hold_eos else 2,
+        )
+
+    def _advance(self, query: _Active) -> bool:
+        """One token of ``query``; True when it completed."""
+        if self.error is not None:
+            self._complete_empty(query)
+            return True
+        sequence = query.sequence
+        assert sequence is not None  # begun before it advances
+        token = sequence.step()
+        if not query.first_ns:
+            query.first_ns = self._clock()
+            if self._scenario != "Offline":
+                self._first_token(query.response_id, token)
+        if not sequence.done:
+            return False
+        self._complete(query, sequence)
+        return True
+
+    def _first_token(self, response_id: int, token: int) -> None:
+        first = np.asarray([token], dtype=np.int32)
+        lg.FirstTokenComplete([lg.QuerySampleResponse(response_id, first.ctypes.data, 4, 1)])
+
+    def _complete(self, query: _Active, sequence: Stepper) -> None:
+        out = np.asarray(sequence.tokens, dtype=np.int32)
+        n_tokens = len(out)
+        end = self._clock()
+        response = lg.QuerySampleResponse(
+            query.response_id, out.ctypes.data, out.nbytes, self.reported_tokens(n_tokens)
+        )
+        lg.QuerySamplesComplete([response])
+        times = self.tokens
+        times.issue_ns.append(query.issued_ns)
+        times.first_ns.append(query.first_ns)
+        times.end_ns.append(end)
+        times.tokens.append(n_tokens)
+        self.completed += 1
+
+    def reported_tokens(self, n_tokens: int) -> int:
+        """The token count LoadGen is told: the tokens generated (a test's cheat changes it)."""
+        return n_tokens
+
+    def _complete_empty(self, query: _Active) -> None:
+        lg.QuerySamplesComplete([lg.QuerySampleResponse(query.response_id, 0, 0, 0)])
+        self.completed += 1
+
+    def _fail(self, exc: BaseException, pending: Sequence[_Active]) -> None:
+        if self.error is None:
+            self.error = exc
+        for query in pending:
+            self._complete_empty(query)

@@ -1,0 +1,59 @@
+"""A generative run's record: tokens/s, TTFT and TPOT from LoadGen, output lengths counted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# token_times.npz (harness.execution.genrunner writes it): per completed query, issue_ns,
+# first_ns, end_ns (monotonic ns, as the SUT stamped them) and tokens (as it counted them).
+TOKEN_TIMES_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenPercentiles:
+    """Percentiles of a token latency in ns, as LoadGen's detail log states them."""
+
+    p50: int | None
+    p90: int | None
+    p99: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputTokens:
+    """Tokens generated per completed query, as the SUT counted them (not as it reported)."""
+
+    queries: int
+    total: int
+    mean: float
+    min: int
+    p50: int
+    max: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GenerationRecord:
+    """A generative model's run: LoadGen's token figures and the harness's checks of them.
+
+    ``tokens_per_second`` is LoadGen's: Offline "Tokens per second", the others' "Completed
+    tokens per second". ``ttft_ns`` and ``tpot_ns`` are LoadGen's time to first token and
+    time per output token (None in Offline, where LoadGen measures neither).
+    ``output_tokens_per_query`` is what LoadGen was told (its tokens/s times the span from the
+    first query's issue to the last answer, per query);
+    ``output_tokens`` what the SUT generated. ``ttft_limit_ns`` / ``tpot_limit_ns`` are
+    Server's p99 limits and ``limits_source`` where they came from (mlperf.conf or the
+    scenario, which then says they are not MLPerf's). ``token_problems``: the token checks'
+    findings (harness.analysis.tokens); any one makes the run INVALID.
+    """
+
+    engine: str
+    prompts: str
+    max_active: int
+    tokens_per_second: float | None
+    ttft_ns: TokenPercentiles | None
+    tpot_ns: TokenPercentiles | None
+    output_tokens_per_query: float | None
+    output_tokens: OutputTokens | None
+    ttft_limit_ns: int | None
+    tpot_limit_ns: int | None
+    limits_source: str | None
+    token_problems: tuple[str, ...]

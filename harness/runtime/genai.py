@@ -1,0 +1,92 @@
+"""The onnxruntime-genai seam: a model directory loaded, prompts tokenized, greedy steps.
+
+The only module importing onnxruntime_genai (an import-linter contract says so). Greedy
+search only: the model directory's genai_config.json sets it (harness.models.llm). genai's
+errors become RunError here, naming the directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnxruntime_genai as og
+
+from harness.errors import RunError
+from harness.packages import required_version
+
+
+def genai_version() -> str:
+    """The installed onnxruntime-genai's version."""
+    return required_version("onnxruntime-genai")
+
+
+class GenaiModel:
+    """A generative model directory (model.onnx, genai_config.json, tokenizer) loaded once."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        try:
+            self._model = og.Model(str(directory))
+            self._tokenizer = og.Tokenizer(self._model)
+        except Exception as exc:  # genai raises bare RuntimeErrors
+            raise RunError(f"{directory}: onnxruntime-genai could not load it: {exc}") from exc
+
+    def encode(self, text: str) -> np.ndarray:
+        """The prompt's token ids (int32), as the model's own tokenizer splits it."""
+        return np.asarray(self._tokenizer.encode(text), dtype=np.int32)
+
+    def decode(self, ids: np.ndarray) -> str:
+        """Token ids back to text."""
+        return str(self._tokenizer.decode(np.asarray(ids, dtype=np.int32)))
+
+    def start(self, prompt: np.ndarray, *, max_new_tokens: int, min_new_tokens: int) -> Sequence:
+        """A greedy generation of at most ``max_new_tokens`` after ``prompt``.
+
+        ``min_new_tokens`` holds end-of-text off until that many tokens are out (genai's
+        min_length), so a sample's output length can be fixed.
+        """
+        return Sequence(self, prompt, max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens)
+
+    def generator(self, total: int, minimum: int) -> og.Generator:
+        """A genai Generator whose sequence ends at ``total`` tokens, not before ``minimum``."""
+        params = og.GeneratorParams(self._model)
+        params.set_search_options(max_length=total, min_length=minimum)
+        return og.Generator(self._model, params)
+
+
+class Sequence:
+    """One prompt's generation, a token per step; the prompt is prefilled on the first."""
+
+    def __init__(
+        self, model: GenaiModel, prompt: np.ndarray, *, max_new_tokens: int, min_new_tokens: int
+    ) -> None:
+        if max_new_tokens < 1 or not 0 <= min_new_tokens <= max_new_tokens:
+            raise RunError(
+                f"{model.directory}: max_new_tokens {max_new_tokens} and min_new_tokens "
+                f"{min_new_tokens} must satisfy 0 <= min <= max and max >= 1"
+            )
+        self._model = model
+        self._prompt = np.ascontiguousarray(prompt, dtype=np.int32)
+        length = len(self._prompt)
+        self._total, self._minimum = length + max_new_tokens, length + min_new_tokens
+        self._generator: og.Generator | None = None
+        self.tokens: list[int] = []
+
+    def step(self) -> int:
+        """Makes the next token (the first step prefills the prompt) and returns it."""
+        try:
+            if self._generator is None:
+                self._generator = self._model.generator(self._total, self._minimum)
+                self._generator.append_tokens(self._prompt)
+            self._generator.generate_next_token()
+            token = int(self._generator.get_next_tokens()[0])
+        except Exception as exc:  # genai raises bare RuntimeErrors
+            raise RunError(f"{self._model.directory}: generation failed: {exc}") from exc
+        self.tokens.append(token)
+        return token
+
+    @property
+    def done(self) -> bool:
+        """Whether the sequence ended (its budget, or end-of-text once allowed)."""
+        return self._generator is not None and bool(self._generator.is_done())
