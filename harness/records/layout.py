@@ -19,6 +19,7 @@ RESULT_FILE = "result.json"
 INCOMPLETE = files.INCOMPLETE_FILE  # present while a run directory holds no finished result
 JOB_FILE = "job.json"  # what a worker ran (harness.records.job)
 RETRY_FILE = "retry.json"  # a first attempt sized too small asks to be run again
+REPRODUCTION_TEXT = "reproduction.txt"  # reproduce of a published record: its printout
 TELEMETRY_FILE = "telemetry.csv"
 CPU_TELEMETRY_FILE = "cpu_telemetry.csv"
 QUERY_LATENCIES_FILE = "query_latencies.npz"

@@ -23,6 +23,7 @@ from harness.execution.campaign import Campaign, run_trials
 from harness.execution.pipeline import Launcher
 from harness.files import atomic_write_text, create_run_dir
 from harness.records.group import Group
+from harness.records.layout import REPRODUCTION_TEXT
 from harness.records.metrics import Metric
 from harness.records.published import PublishedResult
 from harness.reproduce.codes import VERDICT_CODES, Verdict
@@ -33,7 +34,6 @@ from harness.reproduce.verdict import tolerance_key
 from harness.results.groups import load_group
 
 NOT_JUDGED = "compared, not judged: a different system"
-TEXT_FILE = "reproduction.txt"  # the printout, kept in the group beside its trials
 LABEL_WIDTH = 16
 
 
@@ -86,7 +86,7 @@ def reproduce_published(
     text = "\n".join(
         [_heading(record, plan), *_side_by_side(record, local, comparison, group), *lines]
     )
-    atomic_write_text(group / TEXT_FILE, text + "\n")
+    atomic_write_text(group / REPRODUCTION_TEXT, text + "\n")
     code = 0 if verdict is None else VERDICT_CODES[verdict].code
     return PublishedOutcome(text=text, group=group, verdict=verdict, exit_code=code)
 
