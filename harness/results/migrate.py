@@ -18,6 +18,9 @@ History:
     7. ``plausibility``: the physics check's verdict (IMPLAUSIBLE where achieved FLOP/s exceed
        the measured GEMM rate or the peak by more than a margin). Older results are judged
        from their own recorded figures when read, so an impossible old run is flagged too.
+    8. ``label``: the name given with ``--label`` (null before: readers show the run
+       directory's name); ``memory``: peak RSS over the window, onnxruntime's arena, device
+       memory (null before: not measured).
 """
 
 from __future__ import annotations
@@ -139,6 +142,15 @@ def migrate_6_to_7(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def migrate_7_to_8(data: Mapping[str, Json]) -> Data:
+    """Schema 7 -> 8: no label was given and memory was not measured: null, not guessed."""
+    out = copy.deepcopy(dict(data))
+    out.setdefault("label", None)
+    out.setdefault("memory", None)
+    out["schema_version"] = 8
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -148,6 +160,7 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     4: migrate_4_to_5,
     5: migrate_5_to_6,
     6: migrate_6_to_7,
+    7: migrate_7_to_8,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 
