@@ -42,3 +42,8 @@ class MemoryFootprint:
     arena_note: str | None
     devices: tuple[DeviceMemory, ...]
     device_note: str | None
+
+    @property
+    def device_used_bytes(self) -> int | None:
+        """Memory in use on every device together; None where no device reported it."""
+        return sum(d.used_bytes for d in self.devices) if self.devices else None

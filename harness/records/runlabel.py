@@ -10,6 +10,8 @@ result file is hostile like any other value and is escaped the same way.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from harness.errors import ConfigError
 
 MAX_LABEL_CHARS = 64
@@ -39,3 +41,13 @@ def check_label(text: str | None, where: str = "--label") -> str | None:
     if problem is not None:
         raise ConfigError(f"{where}: {problem}; a label is {LABEL_GRAMMAR}")
     return text
+
+
+def shared_label(labels: Iterable[str | None]) -> str | None:
+    """The label runs of one command share (the first given); None when none has one."""
+    return next((label for label in labels if label is not None), None)
+
+
+def shown_name(label: str | None, directory_name: str) -> str:
+    """What a reader sees for a run or group: its label, else its directory's name."""
+    return directory_name if label is None else label
