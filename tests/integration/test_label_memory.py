@@ -142,7 +142,14 @@ def test_a_hostile_label_is_escaped_on_every_page_and_in_every_markdown_file(
     runs: dict[str, Path],
 ) -> None:
     harness_printed(["report", str(runs["hostile"])])
-    pages = [runs["hostile"] / "report" / "report.html", *runs["site"].rglob("*.html")]
+    compared = runs["root"] / "compared"
+    main(["compare", str(runs["labelled"]), str(runs["hostile"]), "--out", str(compared)])
+    assert "&lt;script&gt;x&lt;/script&gt;" in (compared / "compare.html").read_text()
+    pages = [
+        runs["hostile"] / "report" / "report.html",
+        compared / "compare.html",
+        *runs["site"].rglob("*.html"),
+    ]
     shown = 0
     for page in pages:
         text = page.read_text()
@@ -150,7 +157,11 @@ def test_a_hostile_label_is_escaped_on_every_page_and_in_every_markdown_file(
         assert not re.search(r"""href\s*=\s*["']?\s*javascript""", text, re.I), page
         shown += "&lt;script&gt;x&lt;/script&gt;" in text
     assert shown >= 3  # the report, the index and its entry page, at least
-    markdown = [runs["hostile"] / "report" / "report.md", *runs["site"].rglob("report.md")]
+    markdown = [
+        runs["hostile"] / "report" / "report.md",
+        compared / "compare.md",
+        *runs["site"].rglob("report.md"),
+    ]
     for file in markdown:
         text = file.read_text()
         assert "<script>" not in text, file
