@@ -22,6 +22,21 @@ def memory_line(memory: MemoryFootprint | None) -> str:
     return "; ".join([_rss(memory), _arena(memory), _devices(memory)])
 
 
+def group_memory_line(results: Sequence[RunResult]) -> str:
+    """A group's peak RSS over its runs (min to max) and its device memory: `show`'s row."""
+    peaks = [r.memory.peak_rss_bytes for r in results if r.memory and r.memory.peak_rss_bytes]
+    if not peaks:
+        return NOT_MEASURED
+    low, high = PEAK_RSS.format(min(peaks)), PEAK_RSS.format(max(peaks))
+    shown = low if low == high else f"{low} to {high}"
+    line = f"peak RSS {shown} {PEAK_RSS.unit} over {len(peaks)} of {len(results)} runs"
+    devices = [r.memory.device_used_bytes for r in results if r.memory]
+    used = [d for d in devices if d is not None]
+    if used:
+        line += f"; device memory up to {DEVICE_MEMORY.text(max(used))} in use"
+    return line
+
+
 def memory_notes(results: Sequence[RunResult]) -> tuple[str, ...]:
     """What the report says beside the memory rows: how each number was read, each once."""
     notes: dict[str, None] = {}

@@ -25,6 +25,7 @@ from harness.records.runlabel import shared_label
 from harness.records.trust import Trust
 from harness.report.badges import trust_rows
 from harness.report.cells import cov_cell
+from harness.report.memory import group_memory_line
 from harness.report.summary import render_summary
 from harness.results.groupfile import SweepFile, TrialsFile
 from harness.text import printable
@@ -59,6 +60,7 @@ def render_group(
         raise ValueError(f"{name}: a sweep group is rendered from its sweep.json record")
     else:
         lines += _sweep_lines(group, sweep)
+    lines.append(f"  memory: {group_memory_line(group.results)}")
     return "\n".join([*lines, *_run_lines(group)])
 
 

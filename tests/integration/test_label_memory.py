@@ -93,6 +93,9 @@ def test_show_names_the_run_and_the_group_by_label_and_prints_memory(
     assert main(["show", str(runs["labelled"])]) == 0
     group = capsys.readouterr().out
     assert group.splitlines()[0].startswith(f"{LABEL} ({runs['labelled']}): trials group")
+    assert re.search(
+        r"^  memory: peak RSS [\d,.]+( to [\d,.]+)? MiB over 2 of 2 runs$", group, re.M
+    )
     assert main(["show", str(runs["labelled"] / "trial-1")]) == 0
     run = capsys.readouterr().out
     assert run.splitlines()[0].startswith(f"{LABEL} · tiny-ss-test: SingleStream")
