@@ -14,7 +14,7 @@ import pytest
 from harness.cli import main
 from harness.errors import ConfigError
 from harness.records.runlabel import LABEL_GRAMMAR
-from tests.conftest import TINY_SS, harness_dir, harness_printed, write_scenario
+from tests.conftest import TINY_OFFLINE, TINY_SS, harness_dir, harness_printed, write_scenario
 
 pytestmark = pytest.mark.slow
 
@@ -213,3 +213,29 @@ def test_a_fleet_carries_its_label_to_every_run_and_its_merged_table(
     main(["fleet", "collect", str(fleet)])
     merged = (fleet / "fleet-merged.md").read_text()
     assert "&lt;script>x&lt;/script>" in merged and "<script>" not in merged
+
+
+def test_bench_sweep_and_reproduce_record_their_label(
+    runs: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = runs["root"]
+    suite = write_scenario(
+        root / "bsuite.yaml", "name: lab\nprofile: quick\nscenarios: [ss.yaml]\n"
+    )
+    offline = write_scenario(root / "offline.yaml", TINY_OFFLINE)
+    bench = ["bench", str(suite), "--label", "bench 1", "--out", str(root / "b")]
+    sweep = ["sweep", str(offline), "--batches", "1,2", "--trials", "1", "--label", "sweep 1"]
+    again = ["reproduce", str(runs["plain"]), "--trials", "1", "--label", "again"]
+    made = {
+        "bench": harness_dir(bench),
+        "sweep": harness_dir([*sweep, "--out", str(root / "s")]),
+    }
+    main([*again, "--out", str(root / "r")])  # its verdict (here, on a busy machine) aside
+    made["reproduce"] = next((root / "r").iterdir())
+    assert (made["reproduce"] / "reproduction.json").is_file()
+    for verb, label in (("bench", "bench 1"), ("sweep", "sweep 1"), ("reproduce", "again")):
+        files = [p for p in made[verb].rglob("result.json") if "recorded" not in p.parts]
+        assert files and {json.loads(p.read_text())["label"] for p in files} == {label}, verb
+    capsys.readouterr()
+    assert main(["show", str(made["sweep"])]) == 0
+    assert capsys.readouterr().out.startswith(f"sweep 1 ({made['sweep']}): sweep group")
