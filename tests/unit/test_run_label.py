@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.config import load_scenario
-from harness.errors import ConfigError
+from harness.errors import ConfigError, ResultError
 from harness.records.job import Job, read_job, write_job
 from harness.records.request import RunRequest
 from harness.records.runlabel import (
@@ -119,3 +119,17 @@ def test_a_label_with_dollars_is_drawn_as_written_not_as_math() -> None:
     raw.text(0.5, 0.5, label)  # the same text without drawn(): the figure cannot be drawn
     with pytest.raises(ValueError, match="notacommand"):
         raw.savefig(Path("/dev/null"), format="png")
+
+
+@pytest.mark.parametrize("label", ["two\nlines", "esc\x1b[2J", "rtl\u202e", " pad", "x" * 65])
+def test_a_result_file_with_a_label_outside_the_grammar_is_refused_by_key(label: str) -> None:
+    """result.json is foreign input: a label --label would refuse never reaches a terminal."""
+    tiny = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "tiny-singlestream"
+    data = to_dict(from_dict(json.loads((tiny / "result.json").read_text())))
+    assert from_dict({**data, "label": "fine <b>"}).label == "fine <b>"
+    with pytest.raises(ResultError) as caught:
+        from_dict({**data, "label": label}, "r/result.json")
+    message = str(caught.value)
+    assert message.startswith("r/result.json: not a schema_version 8 result (")
+    assert "\n" not in message and "\x1b" not in message and "\u202e" not in message
+    assert "label" in message
