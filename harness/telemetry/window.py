@@ -63,12 +63,14 @@ class TelemetryWindow:
 
     def close(self) -> None:
         """Window end: LoadGen finished the timed test and unloads its samples."""
-        if self._opened:
-            self._memory.close()
-        if self._record is None:
-            self._record = self._recorder.stop()
-        if self._cpu_record is None:
-            self._cpu_record = self._cpu.stop()
+        try:
+            if self._opened:
+                self._memory.close()  # a device that fails here still lets the samplers stop
+        finally:
+            if self._record is None:
+                self._record = self._recorder.stop()
+            if self._cpu_record is None:
+                self._cpu_record = self._cpu.stop()
 
     def release(self) -> None:
         """Stop sampling if the window never closed, and free vendor sessions."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -9,8 +10,13 @@ import numpy as np
 import onnxruntime
 import pytest
 
+from harness.config import TelemetryConfig
+from harness.errors import DeviceError
 from harness.runtime.info import arena_bytes
+from harness.telemetry import window as window_module
+from harness.telemetry.base import Reading
 from harness.telemetry.memory import NO_DEVICE, MemoryWindow
+from harness.telemetry.window import TelemetryWindow
 
 MIB = 2**20
 
@@ -140,3 +146,35 @@ def test_an_onnxruntime_that_names_allocator_statistics_is_said_to_not_be_read_y
     value, note = arena_bytes(Newer())
     assert value is None
     assert note is not None and "names get_allocator_stats" in note
+
+
+class FailingGpu:
+    """A GPU source whose memory read fails at the window's close (a lost GPU)."""
+
+    name, kind, memory_method = "gpu0", "gpu", "nvmlDeviceGetMemoryInfo"
+
+    def read(self) -> Reading:
+        return Reading(power_w=100.0)
+
+    def energy_mj(self) -> float | None:
+        return None
+
+    def memory_bytes(self) -> tuple[int, int | None] | None:
+        raise DeviceError("gpu0: cannot read memory: GPU is lost")
+
+
+def test_the_telemetry_window_reads_memory_and_stops_its_samplers_even_when_it_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(window_module, "discover_sources", lambda **kw: ([FailingGpu()], []))
+    window = TelemetryWindow("cpu", TelemetryConfig(), proc_self=_proc(tmp_path))
+    assert window.memory(arena_bytes=None, arena_note=None) is None  # never opened
+    before = threading.active_count()
+    window.open()
+    assert threading.active_count() > before  # the samplers run
+    with pytest.raises(DeviceError, match="GPU is lost"):
+        window.close()
+    assert threading.active_count() == before  # stopped regardless, before any release
+    window.release()
+    memory = window.memory(arena_bytes=None, arena_note="not exposed")
+    assert memory is not None and memory.peak_rss_bytes == 153_600 * 1024
