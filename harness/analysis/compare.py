@@ -33,7 +33,14 @@ from harness.analysis.values import (
 from harness.analysis.welch import ratio_interval, welch_t_test
 from harness.errors import ConfigError
 from harness.records.group import Group
-from harness.records.metrics import ACCURACY, UTILIZATION, Metric, per_source, scenario_metrics
+from harness.records.metrics import (
+    ACCURACY,
+    MEMORY,
+    UTILIZATION,
+    Metric,
+    per_source,
+    scenario_metrics,
+)
 from harness.records.published import PublishedResult
 from harness.records.result import RunResult
 from harness.records.trust import Trust
@@ -157,7 +164,7 @@ def compare(
     if shared is not None:
         mlperf = [headline(shared, results), *reported(shared, results)]
         mlperf = list({m.key: m for m in mlperf}.values())  # the fallback is reported too
-        extra = [*_energy_metrics(shared, results), *ACCURACY, *UTILIZATION]
+        extra = [*_energy_metrics(shared, results), *ACCURACY, *UTILIZATION, *MEMORY]
         rows = [_row(m, groups, alpha, mlperf=True, headline=i == 0) for i, m in enumerate(mlperf)]
         rows += [_row(m, groups, alpha, mlperf=False) for m in extra]
     pairs, hardware, environment = _differences(groups)

@@ -32,7 +32,7 @@ from harness.cli.inspection import (
     _report,
     _show,
 )
-from harness.cli.measure import _bench, _run, _sweep, add_compliance_verb
+from harness.cli.measure import _bench, _run, _sweep, add_compliance_verb, add_label_option
 from harness.cli.measure import (  # re-exported: tests build campaigns through harness.cli
     _campaign as _campaign,
 )
@@ -376,4 +376,5 @@ def _common(parser: argparse.ArgumentParser, *, profile_default: str | None) -> 
         help="with --runner docker: the host's model and engine cache, mounted at /cache "
         "(default: BEYOND_TOPS_CACHE, else ~/.cache/beyond-tops)",
     )
+    add_label_option(parser)
     parser.set_defaults(launcher=None)

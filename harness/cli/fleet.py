@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from harness.cli.measure import add_label_option
 from harness.config import PRECISIONS, PROFILES
 from harness.errors import FLEET_INCOMPLETE
 
@@ -90,6 +91,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="write the fleet directory and print what would be submitted; submit nothing",
     )
+    add_label_option(parser, "every run's")
 
 
 def _slurm_parser(actions: argparse._SubParsersAction[P]) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.errors import ConfigError
+from harness.records.runlabel import check_label
 
 if TYPE_CHECKING:
     from harness.config import Scenario
@@ -81,6 +82,7 @@ def _suite_request(args: argparse.Namespace) -> SuiteRequest:
         shard_by=args.shard,
         out=args.out,
         dry_run=args.dry_run,
+        label=check_label(args.label),
     )
 
 

@@ -170,6 +170,18 @@ def add_compliance_verb(verbs: argparse._SubParsersAction[P]) -> None:
     parser.set_defaults(func=_compliance, launcher=None)
 
 
+def add_label_option(parser: argparse.ArgumentParser, whose: str = "each run's") -> None:
+    """--label TEXT: the name readers see instead of the run directory's."""
+    from harness.records.runlabel import LABEL_GRAMMAR
+
+    parser.add_argument(
+        "--label",
+        metavar="TEXT",
+        help=f"name {whose} results in every table, legend and page (default: the run "
+        f"directory's name); {LABEL_GRAMMAR}, e.g. --label 'baseline, 2 cores'",
+    )
+
+
 def _check_trials(args: argparse.Namespace) -> None:
     """--trials within the range a scenario's `trials` allows, checked before anything runs."""
     if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
@@ -230,6 +242,7 @@ def _campaign(
         hw=args.hw,
         model_override=model,
         strict=args.strict,
+        label=getattr(args, "label", None),
     )
     return Campaign(
         request=request,

@@ -7,8 +7,10 @@ import sys
 from pathlib import Path
 from typing import TypeVar
 
+from harness.cli.measure import add_label_option
 from harness.config import MAX_TRIALS
 from harness.errors import ConfigError
+from harness.records.runlabel import check_label
 from harness.reproduce.codes import verdict_code_table
 from harness.text import printable
 
@@ -87,6 +89,7 @@ def add_reproduce_verb(verbs: argparse._SubParsersAction[P]) -> None:
         default=Path("results/runs"),
         help="where the reproduction's trials group goes (default: results/runs)",
     )
+    add_label_option(parser, "the reproduction's")
     parser.set_defaults(func=_reproduce)
 
 
@@ -135,6 +138,7 @@ def _reproduce_recorded(args: argparse.Namespace) -> int:
     from harness.reproduce.tolerance import parse_tolerance
 
     tolerance = parse_tolerance(args.tolerance)  # every option checked before anything runs
+    check_label(args.label)
     if args.trials is not None and not 1 <= args.trials <= MAX_TRIALS:
         raise ConfigError(f"--trials: must be 1..{MAX_TRIALS}, got {args.trials}")
     request = Request(
@@ -144,6 +148,7 @@ def _reproduce_recorded(args: argparse.Namespace) -> int:
         trials=args.trials,
         model=args.model,
         trusted=tuple(args.trust),
+        label=args.label,
     )
     reproduction, group = reproduce(request, stream=sys.stdout)
     print(printable(render_reproduction(reproduction)))

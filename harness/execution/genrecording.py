@@ -46,6 +46,7 @@ from harness.records.loadgen_log import (
     token_figures,
 )
 from harness.records.measures import IsaRecord, PrecisionRecord, RecipeRecord
+from harness.records.memory import MemoryFootprint
 from harness.records.request import RunRequest
 from harness.records.result import (
     ContainerImage,
@@ -84,6 +85,7 @@ class GenMeasured:
     span_s: float | None  # the first query's issue to the last answer, as the SUT stamped them
     files: Mapping[str, str]
     rerun_of: str | None = None
+    memory: MemoryFootprint | None = None  # the worker's footprint over the window
 
 
 def not_measured() -> Accuracy:
@@ -116,6 +118,7 @@ def build_generative_result(request: RunRequest, run_dir: Path, measured: GenMea
         profile=request.profile,
         hw=request.hw,
         model_name=request.model_name,
+        label=request.label,
     )
     sps = samples_per_second(log)
     generation = generation_record(spec, log, measured)
@@ -142,6 +145,8 @@ def build_generative_result(request: RunRequest, run_dir: Path, measured: GenMea
     model_path = measured.directory / MODEL_FILE
     return RunResult(
         run_id=run_dir.name,
+        label=spec.label,
+        memory=measured.memory,
         created_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         scenario=spec.scenario.scenario,
         scenario_name=spec.scenario.name,

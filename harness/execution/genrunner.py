@@ -38,6 +38,11 @@ from harness.stopping import Phases
 from harness.telemetry import gpu_inventory
 from harness.telemetry.window import TelemetryWindow
 
+# onnxruntime-genai allocates the KV cache and the session's buffers inside its own C++ model
+GENAI_ARENA_NOTE = (
+    "not exposed by onnxruntime-genai 0.18: its Python API has no allocator statistics"
+)
+
 
 @dataclass(frozen=True, kw_only=True)
 class _Ready:
@@ -88,6 +93,7 @@ def run_generative(
         telemetry.release()
     phases.enter("write")
     power = telemetry.finish(job.run_dir, samples=sut.completed, scenario=scenario.scenario)
+    memory = telemetry.memory(arena_bytes=None, arena_note=GENAI_ARENA_NOTE)
     files = {**telemetry.files, "token_times": _write_token_times(job.run_dir, sut)}
     retry = retry_expectation(scenario, job.run_dir, expected)
     if retry is not None and job.attempt == 1:
@@ -104,6 +110,7 @@ def run_generative(
         span_s=_span_s(sut),
         files=files,
         rerun_of=None if job.previous_attempt is None else str(job.previous_attempt),
+        memory=memory,
     )
     return build_generative_result(job.request, job.run_dir, measured)
 

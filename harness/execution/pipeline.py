@@ -40,6 +40,7 @@ from harness.records.layout import (
 from harness.records.request import RunRequest
 from harness.results.runfile import load_result
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env, worker_stop
+from harness.text import printable
 
 # Server's confirming runs after a peak search: at most CONFIRMS, each at CONFIRM_STEP of the
 # previous rate; the invalid ones are kept in confirm-1/, confirm-2/, ...
@@ -142,9 +143,10 @@ def run_one(
         if held is not None:
             held.release()  # a stop that came while the directory was made is raised here
         if progress is not None:
+            named = "" if request.label is None else f"{printable(request.label)} · "
             progress.write(
-                f"== {request.scenario.name} ({request.scenario.scenario}, {request.profile} "
-                f"profile, HW={request.hw})\n"
+                f"== {named}{request.scenario.name} ({request.scenario.scenario}, "
+                f"{request.profile} profile, HW={request.hw})\n"
             )
         _tests(request, run_dir, launch, where)
     except KeyboardInterrupt as exc:

@@ -44,6 +44,7 @@ from harness.records.loadgen_log import (
     samples_per_second,
 )
 from harness.records.measures import PrecisionRecord, Utilization
+from harness.records.memory import MemoryFootprint
 from harness.records.result import (
     ContainerImage,
     Hardware,
@@ -75,6 +76,7 @@ class Requested:
     profile: ProfileName
     hw: str
     model_name: str
+    label: str | None = None  # --label
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +97,7 @@ class Measured:
     batcher: BatcherStats | None = None  # Server's dynamic batcher
     batch_policy: BatchPolicy | None = None  # and how its limits were derived
     files: Mapping[str, str] | None = None  # the data files written into the run, by role
+    memory: MemoryFootprint | None = None  # the worker's footprint over the window
 
 
 def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResult:
@@ -107,6 +110,7 @@ def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResul
     plausibility = judge(used, sps)
     return RunResult(
         run_id=run_dir.name,
+        label=spec.label,
         created_utc=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         scenario=spec.scenario.scenario,
         scenario_name=spec.scenario.name,
@@ -137,6 +141,7 @@ def build_result(spec: Requested, run_dir: Path, measured: Measured) -> RunResul
         preflight=tuple(PreflightRecord(code=w.code, message=w.message) for w in machine.warnings),
         fingerprint=machine.fingerprint,
         telemetry=measured.telemetry,
+        memory=measured.memory,
         image=_image(image_info()),
         utilization=used,
         plausibility=plausibility,

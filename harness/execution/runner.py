@@ -49,6 +49,7 @@ from harness.records.loadgen_log import found_peak_qps, search_steps
 from harness.records.request import Expectation
 from harness.records.result import RunResult
 from harness.runtime.executors import DeviceExecutor, HostExecutor, executor_for
+from harness.runtime.info import arena_bytes
 from harness.runtime.session import Session, SessionRequest, create_session, placement_warnings
 from harness.runtime.targets import get_target
 from harness.runtime.warmup import WarmUpStats, describe, warm_up
@@ -95,6 +96,8 @@ def run_performance(
         telemetry.release()
     phases.enter("write")
     power = telemetry.finish(job.run_dir, samples=tested.completed, scenario=scenario.scenario)
+    arena, arena_note = arena_bytes(ready.session.ort_session)
+    memory = telemetry.memory(arena_bytes=arena, arena_note=arena_note)
     files = {**telemetry.files, "query_latencies": _write_latencies(job, tested.times)}
     retry = retry_expectation(scenario, job.run_dir, expected)
     if retry is not None and job.attempt == 1:
@@ -120,12 +123,14 @@ def run_performance(
         batcher=tested.batcher,
         batch_policy=ready.policy,
         files=files,
+        memory=memory,
     )
     requested = Requested(
         scenario=scenario,
         profile=job.request.profile,
         hw=job.request.hw,
         model_name=job.request.model_name,
+        label=job.request.label,
     )
     return build_result(requested, job.run_dir, measured)
 

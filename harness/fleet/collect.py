@@ -39,6 +39,7 @@ from harness.records.group import Group
 from harness.records.layout import MERGED_JSON, MERGED_MD, TASK_RESULT_FILE
 from harness.records.metrics import Metric
 from harness.records.result import RunResult
+from harness.report.safe import markdown_text
 from harness.results.groups import load_group
 from harness.strictjson import JsonObject
 
@@ -183,6 +184,8 @@ def _task_entries(
         scenario = entry.scenario
         config = f"{scenario.model.name} {scenario.model.precision} {scenario.scenario}"
         config += f" batch {scenario.batch_size}"
+        if plan.label is not None:
+            config = f"{plan.label}: {config}"
         outcome = outcomes.get(scenario.name)
         run_dir, group, note = _load(status, outcome)
         if group is None and note is None and outcome is not None and outcome.error:
@@ -207,7 +210,7 @@ def _task_entries(
             note=note,
         )
         if group is not None:
-            label = f"{status.node or '?'} task {task.index}: {scenario.name}"
+            label = f"{status.node or '?'} task {task.index}: {plan.label or scenario.name}"
             group = replace(group, label=label)
         partition = _partition(plan, status)
         loaded.append(
@@ -308,7 +311,8 @@ def render_markdown(merged: Merged) -> str:
     ]
     for r in merged.rows:
         lines.append(
-            f"| {r.task} | {r.node or '-'} | {r.config} | {r.metric or '-'} | {_num(r.value)} | "
+            f"| {r.task} | {r.node or '-'} | {_cell(markdown_text(r.config))} | "
+            f"{r.metric or '-'} | {_num(r.value)} | "
             f"{_pct(r.spread_cov)} | {r.trials} | {r.valid} | {_num(r.perf_per_watt)} | "
             f"{_num(r.energy_mj)} |"
         )

@@ -52,6 +52,7 @@ class SuiteRequest:
     shard_by: ShardBy
     out: Path  # the fleet directory goes in it
     dry_run: bool
+    label: str | None = None  # --label: every run's (harness.records.runlabel)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -136,6 +137,7 @@ def _fill(
         image=image,
         shard_by=request.shard_by,
         tasks=tasks,
+        label=request.label,
     )
 
 

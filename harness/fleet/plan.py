@@ -39,6 +39,7 @@ from harness.fleet.records import load_object
 from harness.fleet.scheduled import Scheduler, parse_scheduler, scheduler_json
 from harness.foreign import inside
 from harness.records.layout import FLEET_FILE, TASK_FILE, TASKS_DIR
+from harness.records.runlabel import check_label
 from harness.strictjson import Format, Json, JsonObject, check_versioned, maybe, typed, want
 
 FLEET_SCHEMA_VERSION = 1
@@ -108,6 +109,7 @@ class FleetPlan:
     harness_version: str = harness.__version__
     # What the scheduler needs and was told: partition, submissions (Slurm); namespace, Job (k8s)
     scheduler: Scheduler | None = None
+    label: str | None = None  # --label of every run (harness.records.runlabel)
 
 
 def plan_tasks(
@@ -181,6 +183,7 @@ def read_plan(fleet: Path) -> FleetPlan:
             scheduler=parse_scheduler(
                 data.get("scheduler"), str(data.get("kind")), f"{at}: scheduler", ResultError
             ),
+            label=check_label(maybe(data, "label", str, at, ResultError), f"{at}: label"),
         )
     except ConfigError as exc:  # a damaged scenario: the fleet file is damaged, not an option
         raise ResultError(f"{exc}; the fleet file is damaged") from None
@@ -196,6 +199,7 @@ class TaskFile:
     runner: Runner
     image: str | None
     entries: tuple[Entry, ...]
+    label: str | None = None
 
 
 def read_task(fleet: Path, index: int) -> TaskFile:
@@ -217,6 +221,7 @@ def read_task(fleet: Path, index: int) -> TaskFile:
                 _resolve_model(entry, fleet, f"{path}: entries[{i}]")
                 for i, entry in enumerate(spec.entries)
             ),
+            label=check_label(maybe(data, "label", str, str(path), ConfigError), f"{path}: label"),
         )
     except ResultError as exc:
         raise ConfigError(f"{exc}; plan the fleet again") from None
@@ -248,6 +253,7 @@ def _task_dict(task: TaskSpec, plan: FleetPlan) -> JsonObject:
         "profile": plan.profile,
         "runner": plan.runner,
         "image": plan.image,
+        "label": plan.label,
         **_spec_dict(task),
     }
 
@@ -280,6 +286,7 @@ def _plan_dict(plan: FleetPlan) -> JsonObject:
         "runner": plan.runner,
         "image": plan.image,
         "shard_by": plan.shard_by,
+        "label": plan.label,
         "scheduler": scheduler_json(plan.scheduler),
         "tasks": [_spec_dict(task) for task in plan.tasks],
     }

@@ -141,6 +141,7 @@ def _run_entry(
         scenario_path=Path(entry.scenario_path) if entry.scenario_path else None,
         profile=task.profile,
         hw=task.hw,
+        label=task.label,
     )
     campaign = Campaign(
         request=request, out_root=attempt, launch=launch, compliance=_compliance(request)

@@ -14,6 +14,7 @@ from harness.errors import ConfigError
 from harness.files import atomic_write_text
 from harness.records.generators import UNRECORDED_GENERATOR
 from harness.records.request import Expectation, LoadGenPins, RunRequest
+from harness.records.runlabel import check_label
 from harness.strictjson import Format, JsonObject, maybe, read_versioned, shown_kind, want
 
 T = TypeVar("T")
@@ -83,6 +84,7 @@ def job_to_dict(job: Job) -> JsonObject:
         "hw": request.hw,
         "profile": request.profile,
         "strict": request.strict,
+        "label": request.label,
         "model_override": _text(request.model_override),
         "scenario_path": _text(request.scenario_path),
         "expected": None if job.expected is None else _expectation_to_dict(job.expected),
@@ -114,6 +116,7 @@ def read_job(path: Path) -> Job:
         model_override=_path(maybe(data, "model_override", str, where, ConfigError)),
         strict=_or(maybe(data, "strict", bool, where, ConfigError), False),
         pins=_pins(maybe(data, "pins", dict, where, ConfigError), f"{where}: pins"),
+        label=check_label(maybe(data, "label", str, where, ConfigError), f"{where}: label"),
     )
     return Job(
         request=request,

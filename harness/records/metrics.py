@@ -148,6 +148,19 @@ def _tflops(key: str, label: str, spread: SpreadRule = "beside") -> Metric:
     )
 
 
+def _mib(key: str, label: str) -> Metric:
+    return Metric(
+        key=key,
+        label=label,
+        unit="MiB",
+        higher_is_better=False,
+        scale=1 / 2**20,
+        spec=",.1f",
+        spread="none",
+        stored_unit="bytes",
+    )
+
+
 THROUGHPUT = _rate("samples_per_second", "throughput", "samples_per_second")
 P50 = _latency("p50", "p50 latency")
 P90 = _latency("p90", "p90 latency")
@@ -205,11 +218,17 @@ OUTPUT_TOKENS = Metric(
 )
 GENERATIVE = (TOKENS, TTFT_P50, TTFT_P90, TTFT_P99, TPOT_P50, TPOT_P90, TPOT_P99, OUTPUT_TOKENS)
 
+# The worker's memory over the window (result.json's memory block), stored in bytes.
+PEAK_RSS = _mib("memory.peak_rss_bytes", "peak RSS")
+DEVICE_MEMORY = _mib("memory.device_used_bytes", "device memory used")
+MEMORY = (PEAK_RSS, DEVICE_MEMORY)  # what show, report and compare set beside the others
+
 _LATENCIES = (P50, P90, P95, P97, P99, P999, MEAN, MIN, MAX, ES_P90, ES_P99)
-_RATES = (COMPLETED, SCHEDULED, WARMUP)
-_SHARES = (TOP1_AGREEMENT, COSINE, TOP1, ACHIEVED, PEAK, OF_PEAK, ATTAINABLE, OF_ATTAINABLE)
+_SERVER_AND_ACCURACY = (COMPLETED, SCHEDULED, WARMUP, TOP1_AGREEMENT, COSINE, TOP1)
+_COMPUTE = (ACHIEVED, PEAK, OF_PEAK, ATTAINABLE, OF_ATTAINABLE)
 ROWS: Mapping[str, Metric] = {
-    m.key: m for m in (THROUGHPUT, *_LATENCIES, *_RATES, *_SHARES, *GENERATIVE)
+    m.key: m
+    for m in (THROUGHPUT, *_LATENCIES, *_SERVER_AND_ACCURACY, *_COMPUTE, *GENERATIVE, *MEMORY)
 }
 ACCURACY = (TOP1_AGREEMENT, COSINE)  # what compare sets beside MLPerf's metrics
 UTILIZATION = (ACHIEVED, OF_PEAK, OF_ATTAINABLE)  # what compare and the report show

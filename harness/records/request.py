@@ -14,6 +14,7 @@ from pathlib import Path
 
 from harness.config import ProfileName, Scenario, model_name
 from harness.records.generators import GENERATOR_VERSIONS
+from harness.records.runlabel import check_label
 
 # LoadGen's config parser splits on whitespace: a key keeps only these characters.
 _LOADGEN_KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
@@ -61,8 +62,10 @@ class RunRequest:
     model_override: Path | None = None  # --model: this ONNX file instead of the scenario's
     strict: bool = False
     pins: LoadGenPins | None = None  # `reproduce` of a published result: its LoadGen settings
+    label: str | None = None  # --label: the name readers see (harness.records.runlabel)
 
     def __post_init__(self) -> None:
+        check_label(self.label)
         # A zoo model's generator version is part of what runs: an unset one is today's.
         model = self.scenario.model
         if model.zoo is not None and model.generator is None and model.zoo in GENERATOR_VERSIONS:

@@ -11,6 +11,7 @@ from harness.records.accuracy import Accuracy
 from harness.records.fingerprint import Fingerprint
 from harness.records.generation import GenerationRecord
 from harness.records.measures import Plausibility, PrecisionRecord, Utilization
+from harness.records.memory import MemoryFootprint
 from harness.records.telemetry import TelemetrySummary
 
 # A LoadGen effective_* setting's value, as its detail log states it.
@@ -221,11 +222,15 @@ class RunResult:
     logs, by what they hold ("query_latencies", "telemetry", "cpu_telemetry"); None in a
     result from before schema 5, which did not list them. ``plausibility`` is the physics
     check's verdict on ``utilization`` (harness.analysis.plausibility); a result from before
-    schema 7 is judged when it is read. ``generation`` is a generative model's token figures
+    schema 7 is judged when it is read. ``label`` is the name given with ``--label``
+    (harness.records.runlabel), None when none was; ``memory`` the worker's footprint over the
+    window (None before schema 8, or when the window never opened).
+    ``generation`` is a generative model's token figures
     (tokens/s, TTFT, TPOT, output lengths; harness.records.generation), None for any other.
     """
 
     run_id: str
+    label: str | None
     created_utc: str
     scenario: ScenarioName
     scenario_name: str
@@ -248,6 +253,7 @@ class RunResult:
     preflight: tuple[PreflightRecord, ...]
     fingerprint: Fingerprint
     telemetry: TelemetrySummary | None
+    memory: MemoryFootprint | None
     image: ContainerImage | None
     utilization: Utilization
     plausibility: Plausibility

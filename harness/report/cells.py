@@ -36,3 +36,8 @@ def distinct_notes(texts: list[str | None], lead: str) -> list[Block]:
 def cov_cell(stats: TrialStats) -> str:
     """The coefficient of variation as a percentage; one value has none (ONE_RUN_COV)."""
     return percent(stats.cov) if len(stats.values) > 1 else ONE_RUN_COV
+
+
+def drawn(text: str) -> str:
+    r"""`text` for matplotlib to draw as written: a `$` pair would start math mode (`\$` not)."""
+    return text.replace("$", r"\$")

@@ -14,6 +14,7 @@ from harness.records.fingerprint import Fingerprint
 from harness.records.group import Group
 from harness.records.layout import DETAIL_LOG, RESULT_FILE, SUMMARY_LOG, TELEMETRY_FILE
 from harness.records.published import PublishedResult
+from harness.records.runlabel import shared_label
 from harness.records.trust import Trust
 from harness.report.badges import TrustOf, default_trust, trust_sentence
 from harness.report.blocks import Block, Bullets, Heading, Para, Table
@@ -87,14 +88,23 @@ class _Section:
 
 
 def _sections(groups: Sequence[Group]) -> list[_Section]:
-    titles = [configuration_label(g.results[0]) if g.results else g.label for g in groups]
+    titles = [_title(g) for g in groups]
     repeated = {t for t in titles if titles.count(t) > 1}
     sections = []
     for number, (group, title) in enumerate(zip(groups, titles, strict=True), start=1):
-        title = f"{title} ({group.label})" if title in repeated else title
+        title = f"{title} ({group.path.resolve().name})" if title in repeated else title
         prefix = f"{number}-{slug(group.label)}"
         sections.append(_Section(group, title, f"c{number}-{slug(title)}", prefix))
     return sections
+
+
+def _title(g: Group) -> str:
+    """A group's section title: its --label, if given, before what its configuration is."""
+    if not g.results:
+        return g.label
+    given = shared_label(r.label for r in g.results)
+    configuration = configuration_label(g.results[0])
+    return configuration if given is None else f"{given} · {configuration}"
 
 
 def _few(items: Iterable[str], most: int = 3) -> str:
@@ -141,7 +151,7 @@ def _group(section: _Section, links_from: Path | None, trust: Trust) -> list[Blo
 
 def _describe(g: Group) -> str:
     if not g.results:
-        return f"Sweep in {g.label}: no point was measured."
+        return f"Sweep in {g.path.resolve().name}: no point was measured."
     r = g.results[0]
     what = {"run": "One run", "trials": "Trials", "sweep": "Sweep"}[g.kind]
     text = (
@@ -155,7 +165,7 @@ def _describe(g: Group) -> str:
     fid = r.fingerprint.fingerprint_id
     return (
         f"{text}; {runs} run{'s' * (runs != 1)}{requested}, LoadGen VALID in {valid}. "
-        f"Directory {g.label}, on machine [{fid}](#machine-{fid})."
+        f"Directory {g.path.resolve().name}, on machine [{fid}](#machine-{fid})."
     )
 
 

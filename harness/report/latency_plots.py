@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from harness.errors import DependencyError
+from harness.report.cells import drawn
 from harness.telemetry.cpufile import CpuTelemetry
 from harness.telemetry.latencies import (
     QueryLatencies,
@@ -288,7 +289,8 @@ def _legend(fig: Figure, ax: Axes, note: str | None = None) -> None:
     if not handles:
         return
     title = note if note else None
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 2), title=title)
+    shown = [drawn(label) for label in labels]
+    fig.legend(handles, shown, loc="outside lower center", ncols=min(len(labels), 2), title=title)
 
 
 def _figure(*, height: float = 3.6) -> Figure:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from harness.errors import DependencyError
 from harness.records.group import Sweep
 from harness.records.result import Latencies
+from harness.report.cells import drawn
 from harness.telemetry.base import Sample, Telemetry
 
 if TYPE_CHECKING:
@@ -182,7 +183,7 @@ def utilization_figure(bars: Sequence[UtilizationBar]) -> Figure:
             rate, linestyle=":", color=f"C{number + 1}", label=f"attainable {rate:,.3f} TFLOP/s"
         )
     # Wrapped: a long label (a bundle's note, a long run name) would squeeze the bars to nothing.
-    ax.set_yticks(ys, [textwrap.fill(b.label, TICK_LABEL_CHARS) for b in bars])
+    ax.set_yticks(ys, [drawn(textwrap.fill(b.label, TICK_LABEL_CHARS)) for b in bars])
     ax.invert_yaxis()  # the first run on top, as in the table
     ax.set_xlim(0, right)
     ax.set_title("Achieved against peak FLOP/s")
@@ -198,7 +199,7 @@ def _legend_outside(ax: Axes, fontsize: str = "medium") -> None:
     figure's whole width and squeeze the plot area to nothing.
     """
     handles, labels = ax.get_legend_handles_labels()
-    wrapped = [textwrap.fill(label, LEGEND_LABEL_CHARS) for label in labels]
+    wrapped = [drawn(textwrap.fill(label, LEGEND_LABEL_CHARS)) for label in labels]
     ax.legend(
         handles,
         wrapped,

@@ -12,7 +12,9 @@ from harness.records.metrics import SCENARIOS, per_source, percent, scenario_met
 from harness.records.result import RunResult
 from harness.records.trust import Trust
 from harness.report.badges import trust_line, trust_rows
+from harness.report.memory import memory_line
 from harness.report.tokens import token_rows
+from harness.text import printable
 
 
 def render_summary(
@@ -53,12 +55,15 @@ def render_summary(
         ("compute", _compute(result)),
         ("physics", physics_text(result)),
         ("power", _power(result)),
+        ("memory", memory_line(result.memory)),
     ]
     rows += [("reason", reason) for reason in outcome.invalid_reasons if reason]
     rows += [("warning", warning) for warning in result.warnings if warning not in said]
     if run_dir is not None:
         rows.append(("run dir", run_dir))
     title = f"{result.scenario_name}: {result.scenario}, batch {result.batch_size}"
+    if result.label is not None:
+        title = f"{printable(result.label, newlines=False)} · {title}"
     return "\n".join([title] + [f"  {key:<11} {value}" for key, value in rows])
 
 

@@ -14,11 +14,18 @@ from harness.analysis.values import (
     telemetry_metrics,
 )
 from harness.records.group import Group, Sweep
-from harness.records.metrics import THROUGHPUT, UTILIZATION, Metric, percent
+from harness.records.metrics import (
+    MEMORY,
+    THROUGHPUT,
+    UTILIZATION,
+    Metric,
+    percent,
+)
 from harness.records.result import RunResult
 from harness.report import plots
 from harness.report.blocks import Block, Bullets, Heading, Image, Para, Table
 from harness.report.cells import cov_cell, distinct_notes, fixed, ms
+from harness.report.memory import memory_notes
 
 STOPPED = {
     "plateau": "throughput stopped rising (two points in a row under 3 % above the best)",
@@ -35,7 +42,12 @@ FLAG = "⚠"  # marks a number whose spread over the runs is too large to trust
 
 def results_blocks(g: Group) -> list[Block]:
     """The group's metrics over its runs: median, best, CoV and each run, spread flagged."""
-    metrics = [*_scenario_metrics(g.results), *telemetry_metrics(g.results), *UTILIZATION]
+    metrics = [
+        *_scenario_metrics(g.results),
+        *telemetry_metrics(g.results),
+        *UTILIZATION,
+        *MEMORY,
+    ]
     flags = spread_flags(g)
     rows = [_metric_row(m, metric_values(g.results, m), m.key in flags) for m in metrics]
     shown = [flags[m.key] for m in metrics if m.key in flags]
@@ -43,6 +55,7 @@ def results_blocks(g: Group) -> list[Block]:
         Heading(3, "Results"),
         Table(("metric", "median", "best", "CoV", "per run"), tuple(r for r in rows if r)),
         Para("Median and best over the runs; CoV is the sample standard deviation over the mean."),
+        Bullets(memory_notes(g.results)),
         *([Bullets(_flag_lines(shown))] if shown else []),
     ]
 

@@ -21,9 +21,11 @@ from harness.records.metrics import Metric, number
 from harness.records.metrics import metric as shown
 from harness.records.published import PublishedResult
 from harness.records.result import RunResult
+from harness.records.runlabel import shared_label
 from harness.records.trust import Trust
 from harness.report.badges import trust_rows
 from harness.report.cells import cov_cell
+from harness.report.memory import group_memory_line
 from harness.report.summary import render_summary
 from harness.results.groupfile import SweepFile, TrialsFile
 from harness.text import printable
@@ -47,7 +49,9 @@ def render_group(
         return render_summary(group.results[0], name, trust)
     first = group.results[0] if group.results else None
     what = f"{first.scenario_name}: {first.scenario}" if first else "no run measured"
-    lines = [f"{name}: {group.kind} group, {what}"]
+    given = shared_label(r.label for r in group.results)
+    title = name if given is None else f"{printable(given, newlines=False)} ({name})"
+    lines = [f"{title}: {group.kind} group, {what}"]
     if trust is not None:
         lines += [f"  {key:<11} {value}" for key, value in trust_rows(trust)]
     if group.sweep is None:
@@ -56,6 +60,7 @@ def render_group(
         raise ValueError(f"{name}: a sweep group is rendered from its sweep.json record")
     else:
         lines += _sweep_lines(group, sweep)
+    lines.append(f"  memory: {group_memory_line(group.results)}")
     return "\n".join([*lines, *_run_lines(group)])
 
 

@@ -58,6 +58,7 @@ class Request:
     trials: int | None = None  # None: the recorded group's count, else DEFAULT_TRIALS
     model: Path | None = None  # the model file, checked against the recorded sha256
     trusted: tuple[Path, ...] = ()  # keys a bundle's signature may be trusted by
+    label: str | None = None  # --label of the reproduction (not the recorded run's)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,7 +178,8 @@ def _measure(
     bundle: BundleRecord | None,
 ) -> tuple[Reproduction, Path]:
     """The trials in `group`, then the verdict; a trial that failed is a verdict, not an error."""
-    campaign = Campaign(request=run_request, out_root=request.out, launch=launch)
+    labelled = dataclasses.replace(run_request, label=request.label)
+    campaign = Campaign(request=labelled, out_root=request.out, launch=launch)
     try:
         run_trials(campaign, trials, root=group, stream=stream)
     except HarnessError:

@@ -7,6 +7,7 @@ from pathlib import Path
 from harness.errors import ResultError
 from harness.records.group import Group, GroupKind, GroupPoint, RunSet, Sweep
 from harness.records.layout import LOAD_FILE, RESULT_FILE, SWEEP_FILE, TRIALS_FILE
+from harness.records.runlabel import shared_label, shown_name
 from harness.results.groupfile import SweepFilePoint, read_sweep, read_trials
 from harness.results.runfile import load_result
 
@@ -16,7 +17,7 @@ def load_group(path: Path) -> Group:
     directory = path.parent if path.is_file() else path
     if not directory.is_dir():
         raise ResultError(f"{path}: no such directory; pass a run, trials or sweep directory")
-    label = directory.resolve().name
+    name = directory.resolve().name
     if (directory / LOAD_FILE).is_file():
         raise ResultError(
             f"{directory}: a load sweep ({LOAD_FILE}); `harness show` prints it, and each of "
@@ -24,9 +25,11 @@ def load_group(path: Path) -> Group:
         )
     if (directory / SWEEP_FILE).is_file():
         sweep, runs = _load_sweep(directory)
+        label = shown_name(shared_label(r.label for r in runs.results), name)
         return Group(path=directory, kind="sweep", label=label, runs=runs, sweep=sweep)
     runs = _load_runs(directory)
     kind: GroupKind = "trials" if runs.stats is not None else "run"
+    label = shown_name(shared_label(r.label for r in runs.results), name)
     return Group(path=directory, kind=kind, label=label, runs=runs)
 
 

@@ -18,7 +18,9 @@ History:
     7. ``plausibility``: the physics check's verdict (IMPLAUSIBLE where achieved FLOP/s exceed
        the measured GEMM rate or the peak by more than a margin). Older results are judged
        from their own recorded figures when read, so an impossible old run is flagged too.
-    8. (another change's number; this step carries nothing of its own.)
+    8. ``label``: the name given with ``--label`` (null before: readers show the run
+       directory's name); ``memory``: peak RSS over the window, onnxruntime's arena, device
+       memory (null before: not measured).
     9. ``generation``: a generative model's token figures (tokens/s, TTFT and TPOT
        percentiles, output tokens per query, token checks); null for every other model, and
        for every older result (none of which ran a generative model).
@@ -144,8 +146,10 @@ def migrate_6_to_7(data: Mapping[str, Json]) -> Data:
 
 
 def migrate_7_to_8(data: Mapping[str, Json]) -> Data:
-    """Schema 7 -> 8: a number another change takes; nothing changes here."""
+    """Schema 7 -> 8: no label was given and memory was not measured: null, not guessed."""
     out = copy.deepcopy(dict(data))
+    out.setdefault("label", None)
+    out.setdefault("memory", None)
     out["schema_version"] = 8
     return out
 

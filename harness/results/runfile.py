@@ -12,6 +12,7 @@ from harness.files import atomic_write_text, read_incomplete
 from harness.records.codec import from_data, to_object
 from harness.records.layout import RESULT_FILE
 from harness.records.result import RunResult
+from harness.records.runlabel import LABEL_GRAMMAR, label_problem
 from harness.results.migrate import OLDEST_READABLE, upgrade
 from harness.results.schema import schema_problem
 from harness.strictjson import Format, Json, JsonObject, check_versioned, read_json
@@ -46,10 +47,17 @@ def from_dict(data: Mapping[str, Json], source: str = "result") -> RunResult:
     except ResultError as exc:
         problem = str(exc)
     # Migrated data is current data: the current schema checks what the records cannot.
-    problem = problem or schema_problem(current, SCHEMA_FILE)
+    problem = problem or schema_problem(current, SCHEMA_FILE) or _label_problem(current)
     if problem is not None:
         raise ResultError(f"{source}: not a schema_version {version} result ({problem}); re-run it")
     return result
+
+
+def _label_problem(data: Mapping[str, Json]) -> str | None:
+    """A label that --label would refuse (an edited file): a problem, never shown."""
+    label = data.get("label")
+    problem = label_problem(label) if isinstance(label, str) else None
+    return None if problem is None else f"label: {problem}; a label is {LABEL_GRAMMAR}"
 
 
 def to_json(result: RunResult) -> str:

@@ -25,3 +25,31 @@ def max_opset() -> int:
 
     schemas = ort_c.get_all_operator_schema()
     return max(int(s.since_version) for s in schemas if s.domain in ("", "ai.onnx"))
+
+
+# Names an onnxruntime Python API would carry allocator statistics under, were it to expose them.
+_STATS_WORDS = ("alloc", "arena", "stats", "memory_usage")
+
+
+def arena_bytes(session: object) -> tuple[int | None, str | None]:
+    """Onnxruntime's arena in use by ``session``: (bytes, None), or (None, why not).
+
+    The C API has allocator statistics (OrtApi::AllocatorGetStats); the Python API of the
+    onnxruntime versions this harness knows (up to 1.32) offers no call that returns them for a
+    session's allocator, so the answer is "not exposed" with the version installed, not a
+    number made up from elsewhere.
+    """
+    import onnxruntime
+
+    exposed = sorted(
+        name
+        for name in dir(session)
+        if not name.startswith("_") and any(word in name.lower() for word in _STATS_WORDS)
+    )
+    reason = (
+        f"not exposed by onnxruntime {onnxruntime.__version__}: its Python API has no allocator "
+        "statistics (the C API's AllocatorGetStats)"
+    )
+    if exposed:
+        reason += f"; this build names {', '.join(exposed)}, which the harness does not read yet"
+    return None, reason

@@ -15,6 +15,7 @@ from harness.inspect.trust import Judge, trust_of
 from harness.records.group import Group
 from harness.records.layout import BUNDLE_SUFFIX
 from harness.records.published import PublishedResult
+from harness.records.runlabel import shared_label
 from harness.records.trust import Trust
 from harness.site.discover import EntryKind, Found
 
@@ -73,7 +74,7 @@ def load_entry(
         copies = [(m, copy_tree(m.path, data / _place(opened, m))) for m in opened.members]
     sides = [load_side(dataclasses.replace(m, path=c.path)) for m, c in copies]
     groups = tuple(
-        dataclasses.replace(side, label=_label(opened, member, copied))
+        dataclasses.replace(side, label=_label(opened, member, copied, side))
         for (member, copied), side in zip(copies, sides, strict=True)
         if isinstance(side, Group)
     )
@@ -101,9 +102,13 @@ def _place(opened: Opened, member: Member) -> Path:
     return Path(member.path.name)
 
 
-def _label(opened: Opened, member: Member, copied: Copied) -> str:
+def _label(opened: Opened, member: Member, copied: Copied, group: Group) -> str:
+    """The group's --label where it has one, else where it came from."""
+    given = shared_label(r.label for r in group.results)
     if member.task is not None:
-        return f"task {member.task} {copied.path.name}"
+        return f"task {member.task} {given or copied.path.name}"
+    if given is not None:
+        return given
     return opened.path.name if opened.kind != "bundle" else copied.path.name
 
 

@@ -128,6 +128,18 @@ class AmdGpuSource:
         except DeviceError as exc:
             raise DeviceError(f"{self.name}: {exc}") from None
 
+    memory_method = "amdsmi_get_gpu_memory_usage (VRAM)"
+
+    def memory_bytes(self) -> tuple[int, int | None] | None:
+        """(used, total) bytes of the GPU's VRAM, every process's; None if not reported."""
+        api, h, vram = self._api, self._handle, self._api.AmdSmiMemoryType.VRAM
+        try:
+            used = number(call(api, "VRAM in use", api.amdsmi_get_gpu_memory_usage, h, vram))
+            total = number(call(api, "VRAM total", api.amdsmi_get_gpu_memory_total, h, vram))
+        except DeviceError as exc:
+            raise DeviceError(f"{self.name}: {exc}") from None
+        return None if used is None else (int(used), None if total is None else int(total))
+
     def close(self) -> None:
         """Release this source's share of the amdsmi session."""
         if not self._closed:

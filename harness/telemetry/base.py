@@ -52,6 +52,20 @@ class ViolationCounters(Protocol):
         ...
 
 
+@runtime_checkable
+class DeviceMemoryReader(Protocol):
+    """A source that reports its device's memory in use, read at the window's close."""
+
+    def memory_bytes(self) -> tuple[int, int | None] | None:
+        """(used, total) bytes of the whole device; None when it does not report them."""
+        ...
+
+    @property
+    def memory_method(self) -> str:
+        """The vendor call that reads it, for the record."""
+        ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class LoggedRows:
     """(unix time ns, watts) rows of a log, oldest first, and why each bad row was skipped."""

@@ -182,6 +182,13 @@ class NvmlGpuSource:
         value = self._opt("energy", pynvml.nvmlDeviceGetTotalEnergyConsumption, self._handle)
         return None if value is None else float(value)
 
+    memory_method = "nvmlDeviceGetMemoryInfo"
+
+    def memory_bytes(self) -> tuple[int, int | None] | None:
+        """(used, total) bytes of the GPU's memory, every process's; None if unsupported."""
+        info = self._opt("memory", pynvml.nvmlDeviceGetMemoryInfo, self._handle)
+        return None if info is None else (int(info.used), int(info.total))
+
     def violation_ns(self) -> dict[str, int]:
         """Cumulative time (ns) clocks were held below target for power and thermal reasons."""
         counters = {}

@@ -1,4 +1,4 @@
-"""The telemetry window: power, temperature and the host CPU sampled between load and unload."""
+"""The telemetry window: power, temperature, the host CPU and memory between load and unload."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.config import TelemetryConfig
 from harness.records.layout import CPU_TELEMETRY_FILE, TELEMETRY_FILE
+from harness.records.memory import MemoryFootprint
 from harness.records.telemetry import TelemetrySummary
 from harness.telemetry.base import Telemetry
 from harness.telemetry.cpu import CpuSampler, discover_cpu
@@ -15,6 +16,7 @@ from harness.telemetry.cpufile import CpuTelemetry, write_cpu_csv
 from harness.telemetry.csvfile import write_telemetry_csv
 from harness.telemetry.discover import close_sources, discover_sources
 from harness.telemetry.external import check_meter_opt_in
+from harness.telemetry.memory import MemoryWindow
 from harness.telemetry.recorder import TelemetryRecorder
 from harness.telemetry.summary import summarize
 
@@ -22,7 +24,8 @@ from harness.telemetry.summary import summarize
 class TelemetryWindow:
     """Samples power, temperature and the host CPU between LoadGen's sample load and unload.
 
-    ``cpu_root`` stands in for ``/`` when reading the CPU's /proc and /sys files (tests).
+    ``cpu_root`` stands in for ``/`` when reading the CPU's /proc and /sys files (tests);
+    ``proc_self`` for /proc/self, where the worker's peak RSS is reset and read.
     """
 
     def __init__(
@@ -32,6 +35,7 @@ class TelemetryWindow:
         *,
         environ: Mapping[str, str] = os.environ,
         cpu_root: Path = Path("/"),
+        proc_self: Path = Path("/proc/self"),
     ) -> None:
         check_meter_opt_in(config, environ)
         csv = Path(config.external_csv) if config.external_csv else None
@@ -44,6 +48,7 @@ class TelemetryWindow:
         )
         probe, missing = discover_cpu(cpu_root)
         self._cpu = CpuSampler(probe, interval_s=interval_s, unavailable=missing)
+        self._memory = MemoryWindow(devices=self._sources, proc_self=proc_self)
         self._record: Telemetry | None = None
         self._cpu_record: CpuTelemetry | None = None
         self._opened = False
@@ -51,16 +56,21 @@ class TelemetryWindow:
 
     def open(self) -> None:
         """Window start: LoadGen has loaded its samples and starts the timed test."""
+        self._memory.open()  # first: the samplers' threads are part of what the worker holds
         self._recorder.start()
         self._cpu.start()
         self._opened = True
 
     def close(self) -> None:
         """Window end: LoadGen finished the timed test and unloads its samples."""
-        if self._record is None:
-            self._record = self._recorder.stop()
-        if self._cpu_record is None:
-            self._cpu_record = self._cpu.stop()
+        try:
+            if self._opened:
+                self._memory.close()  # a device that fails here still lets the samplers stop
+        finally:
+            if self._record is None:
+                self._record = self._recorder.stop()
+            if self._cpu_record is None:
+                self._cpu_record = self._cpu.stop()
 
     def release(self) -> None:
         """Stop sampling if the window never closed, and free vendor sessions."""
@@ -84,3 +94,9 @@ class TelemetryWindow:
         write_telemetry_csv(self._record, run_dir / TELEMETRY_FILE)
         self.files["telemetry"] = TELEMETRY_FILE
         return summarize(self._record, samples_processed=samples, scenario=scenario)
+
+    def memory(self, *, arena_bytes: int | None, arena_note: str | None) -> MemoryFootprint | None:
+        """The worker's memory over the window; None when the window never opened."""
+        if not self._opened:
+            return None
+        return self._memory.footprint(arena_bytes=arena_bytes, arena_note=arena_note)

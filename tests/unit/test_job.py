@@ -32,7 +32,9 @@ def a_job(tmp_path: Path, **changes: object) -> Job:
 
 def test_a_job_reads_back_exactly_as_written(tmp_path: Path) -> None:
     base = a_job(tmp_path)
-    request = dataclasses.replace(base.request, model_override=tmp_path / "m.onnx", strict=True)
+    request = dataclasses.replace(
+        base.request, model_override=tmp_path / "m.onnx", strict=True, label="<b> & $(x)"
+    )
     job = dataclasses.replace(
         base,
         request=request,
@@ -68,6 +70,7 @@ def test_the_job_file_keeps_its_format(tmp_path: Path) -> None:
         "hw": "cpu",
         "profile": "quick",
         "strict": True,
+        "label": None,
         "model_override": "/models/m.onnx",
         "scenario_path": "s.yaml",
         "expected": {"latency_ns": 2000.0, "samples_per_second": 99.5},

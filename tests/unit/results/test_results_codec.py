@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from harness.errors import ResultError
-from harness.records import accuracy, measures, telemetry
+from harness.records import accuracy, measures, memory, telemetry
 from harness.records import result as run_records
 from harness.records.codec import from_data, record_keys, to_data
 from harness.records.result import Latencies, LoadGenOutcome, RunResult
@@ -32,7 +32,8 @@ def test_an_inline_record_contributes_its_keys_to_its_parent() -> None:
     keys = record_keys(RunResult)
     assert "outcome" not in keys
     outcome = list(record_keys(LoadGenOutcome))
-    assert list(keys[4 : 4 + len(outcome)]) == outcome  # in its place, after scenario_name
+    at = keys.index("scenario_name") + 1
+    assert list(keys[at : at + len(outcome)]) == outcome  # in its place, after scenario_name
 
 
 @pytest.mark.parametrize(
@@ -86,7 +87,7 @@ def test_every_record_in_the_json_schema_has_exactly_its_keys(
     defs = result_schema["$defs"]
     classes = [
         cls
-        for module in (run_records, accuracy, measures, telemetry)
+        for module in (run_records, accuracy, measures, telemetry, memory)
         for cls in vars(module).values()
         if dataclasses.is_dataclass(cls) and cls.__module__ == module.__name__
     ]

@@ -342,3 +342,16 @@ def test_this_machine_without_rocm_reports_it() -> None:
     if module is not None:
         pytest.skip("amdsmi loads here: ROCm is installed")
     assert reason is not None and "libamd_smi.so" in reason
+
+
+def test_vram_in_use_from_amdsmi_get_gpu_memory_usage(api: Any) -> None:
+    [gpu], _ = _sources(api)
+    assert gpu.memory_bytes() == (24 * 2**30, 192 * 2**30)
+    assert gpu.memory_method == "amdsmi_get_gpu_memory_usage (VRAM)"
+    api.amdsmi_get_gpu_memory_usage.assert_called_with("h0", api.AmdSmiMemoryType.VRAM)
+
+
+def test_vram_reported_as_n_a_reads_as_none(api: Any) -> None:
+    [gpu], _ = _sources(api)
+    api.amdsmi_get_gpu_memory_usage.side_effect = lambda h, kind: "N/A"
+    assert gpu.memory_bytes() is None

@@ -218,3 +218,19 @@ def test_inventory_without_a_driver(nv: Any) -> None:
     gpus, [(source, reason)] = nvml_inventory()
     assert gpus == [] and source == "nvml"
     assert reason.startswith("no NVIDIA driver: the kernel module is not loaded")
+
+
+def test_memory_in_use_is_the_whole_gpus_as_nvml_reports_it(nv: Any) -> None:
+    [gpu], _ = nvml_sources()
+    assert gpu.memory_bytes() == (5 * 2**30, 81_559_412_736)
+    assert gpu.memory_method == "nvmlDeviceGetMemoryInfo"
+    nv.nvmlDeviceGetMemoryInfo.assert_called_with("handle0")
+
+
+def test_memory_not_supported_reads_as_none_and_a_lost_gpu_is_an_error(nv: Any) -> None:
+    [gpu], _ = nvml_sources()
+    nv.nvmlDeviceGetMemoryInfo.side_effect = real.NVMLError_NotSupported()
+    assert gpu.memory_bytes() is None
+    nv.nvmlDeviceGetMemoryInfo.side_effect = err(real.NVML_ERROR_GPU_IS_LOST)
+    with pytest.raises(DeviceError, match="gpu0: cannot read memory"):
+        gpu.memory_bytes()

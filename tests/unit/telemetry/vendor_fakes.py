@@ -88,6 +88,11 @@ H100_LIVE = (
         nv.c_nvmlViolationTime_t(referenceTime=1, violationTime=0),
         (nv.NVML_PERF_POLICY_THERMAL,),
     ),
+    # 5 GiB of 80 in use, read at the window's close (the inventory reads the same struct)
+    Answer(
+        "nvmlDeviceGetMemoryInfo",
+        nv.c_nvmlMemory_t(total=81_559_412_736, free=81_559_412_736 - 5 * 2**30, used=5 * 2**30),
+    ),
 )
 
 
@@ -201,6 +206,8 @@ def mi300x_live(api: Any) -> tuple[Answer, ...]:
             {"gfx_activity": 99, "umc_activity": 40, "mm_activity": "N/A"},  # %
         ),
         Answer("amdsmi_get_gpu_metrics_info", MI300X_METRICS),
+        Answer("amdsmi_get_gpu_memory_usage", 24 * 2**30, (api.AmdSmiMemoryType.VRAM,)),  # B
+        Answer("amdsmi_get_gpu_memory_total", 192 * 2**30, (api.AmdSmiMemoryType.VRAM,)),
     )
 
 
