@@ -43,19 +43,20 @@ from harness.results.runfile import load_result
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env, worker_stop
 
 # Server's confirming runs after a peak search: the first at CONFIRM_MARGIN of the rate found
-# (the search ends where a short run's p99 sits on the bound, so a longer run held to early
-# stopping fails there), then each at CONFIRM_STEP of the previous rate, at most CONFIRMS; the
-# invalid ones are kept in confirm-1/, confirm-2/, ...
-CONFIRMS = 4
+# (the search ends where a short run's p99 sits on the bound), each next at CONFIRM_STEP of
+# the last, at most CONFIRMS; the INVALID ones are kept in confirm-1/, confirm-2/, ... A quick
+# one runs the queries with which early stopping allows CONFIRM_SHARE of the nominal 1 % over
+# the bound (1,453 at p99: judged near its p99.6; 500 allow none: p99.8). The search's runs
+# keep the scenario's own count: LoadGen judges each by the bound alone.
+CONFIRMS = 5
 CONFIRM_MARGIN = 0.9
-CONFIRM_STEP = 0.85
+CONFIRM_STEP = 0.9
 CONFIRM_PREFIX = "confirm-"
-# A confirming run's fewest queries (quick profile): enough that LoadGen's early stopping
-# allows CONFIRM_SHARE of the nominal 1 % over the bound (1,453 queries at p99: judged near
-# its p99.6). 500 queries allow none over: a run judged at its p99.8 (harness.analysis.
-# earlystop). The search's runs keep the scenario's own count: LoadGen judges each of them by
-# the bound alone.
 CONFIRM_SHARE = 0.4
+# A peak search whose start misses the bound runs again from SEARCH_DROP of that start, at
+# most SEARCHES in all; the missed ones are kept in peak-search-1/, ...
+SEARCHES = 3
+SEARCH_DROP = 0.25
 
 Launcher = Callable[[Path], int]  # runs a job file to its end; returns the exit code
 
@@ -187,13 +188,13 @@ def _tests(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) 
         _confirm(job, run_dir, found, launch, where)
 
 
-def _at_rate(job: Job, qps: float) -> Job:
-    """The job at a confirmed rate; a quick run gets the queries early stopping needs."""
+def _at_rate(job: Job, qps: float, *, confirming: bool = True) -> Job:
+    """The job at a rate; a quick confirming run gets the queries early stopping needs."""
     scenario = job.request.scenario
-    server = dataclasses.replace(scenario.server, target_qps=round(qps, 3))
+    server = dataclasses.replace(scenario.server, target_qps=round(max(qps, 0.1), 3))
     quick = scenario.quick
     queries = queries_for_share(CONFIRM_SHARE)  # at p99, as mlperf.conf judges Server
-    if quick.min_query_count < queries:
+    if confirming and quick.min_query_count < queries:
         quick = dataclasses.replace(quick, min_query_count=queries)
     scenario = dataclasses.replace(scenario, server=server, quick=quick)
     return dataclasses.replace(job, request=dataclasses.replace(job.request, scenario=scenario))
@@ -216,16 +217,30 @@ def _confirm(job: Job, run_dir: Path, found: float, launch: Launcher, where: Pha
 
 
 def _peak_search(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) -> float:
-    """Server's FindPeakPerformance test in RUN/peak-search/; the rate it found."""
+    """Server's FindPeakPerformance test in RUN/peak-search/; the rate it found.
+
+    A search whose start already misses the bound (the queueing ceiling over-rates a SUT
+    whose per-query overhead rivals its cost, or a loaded machine) is kept in peak-search-N/
+    and re-run from SEARCH_DROP of that start, at most SEARCHES times in all.
+    """
     job = _job(request, run_dir / PEAK_SEARCH_DIR, "find_peak")
-    _launch(job, run_dir, launch, where)
-    path = job.run_dir / PEAK_FILE
-    try:
-        found = read_peak(job.run_dir).found_qps
-    except ResultError as exc:
-        found, cause = 0.0, f"the peak search left no rate ({exc})"
-    else:
-        cause = f"{path}: the peak search found {found} QPS; set server.target_qps"
+    for attempt in range(1, SEARCHES + 1):
+        _launch(job, run_dir, launch, where)
+        path = job.run_dir / PEAK_FILE
+        try:
+            search = read_peak(job.run_dir)
+        except ResultError as exc:
+            found, cause = 0.0, f"the peak search left no rate ({exc})"
+            break
+        found = search.found_qps
+        cause = (
+            f"{path}: LoadGen's peak search found no valid rate, even from {search.start_qps:g} "
+            "QPS up (see its log); set server.target_qps to a rate this system carries"
+        )
+        if found > 0 or attempt == SEARCHES:
+            break
+        job.run_dir.rename(run_dir / f"{PEAK_SEARCH_DIR}-{attempt}")
+        job = _at_rate(job, search.start_qps * SEARCH_DROP, confirming=False)
     if not found > 0:
         mark_incomplete(run_dir, f"failed: {cause}", RunError.exit_code)
         raise WorkerError(f"{run_dir}: run failed: {cause}", cause, RunError.exit_code)
