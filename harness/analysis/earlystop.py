@@ -80,3 +80,17 @@ def queries_for_share(share: float, *, percentile: float = PERCENTILE) -> int:
         if overs >= share * (1 - percentile) * needed:
             return needed
         overs += 1
+
+
+def confirm_step(overs: int | None, queries: int) -> float:
+    """The share of an INVALID confirming run's rate the next one runs at.
+
+    By how far the run missed: a few over the bound (up to 2 % of its queries: the tail sits
+    near the bound) steps 10 % down; up to 5 %, 20 %; more (the queue ran away, as when the
+    search's short runs never reached steady state), 30 %. A queue's tail shrinks steeply
+    with its load, so these steps are coarse on purpose; no count (None): 10 %.
+    """
+    if overs is None or queries <= 0:
+        return 0.9
+    share = overs / queries
+    return 0.9 if share <= 0.02 else 0.8 if share <= 0.05 else 0.7

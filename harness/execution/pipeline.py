@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from harness.analysis.earlystop import queries_for_share
+from harness.analysis.earlystop import confirm_step, queries_for_share
 from harness.compliance.swap import SWAP_TEST, SwapVerdict, read_swap_verdict
 from harness.compliance.verify import Verdict, verify
 from harness.errors import STOP_SIGNALS, Interrupted, ResultError, RunError, stop_signal
@@ -43,18 +43,15 @@ from harness.results.runfile import load_result
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env, worker_stop
 
 # Server's confirming runs after a peak search: the first at CONFIRM_MARGIN of the rate found
-# (the search ends where a short run's p99 sits on the bound), each next at CONFIRM_STEP of
-# the last, at most CONFIRMS; the INVALID ones are kept in confirm-1/, confirm-2/, ... A quick
-# one runs the queries with which early stopping allows CONFIRM_SHARE of the nominal 1 % over
-# the bound (1,453 at p99: judged near its p99.6; 500 allow none: p99.8). The search's runs
-# keep the scenario's own count: LoadGen judges each by the bound alone.
+# (the search ends where a short run's p99 sits on the bound), each next lower by how far the
+# last missed, CONFIRMS at most (INVALID ones kept in confirm-N/). A quick one runs enough
+# queries for early stopping to allow CONFIRM_SHARE of the nominal 1 % over the bound (1,453
+# at p99: judged near p99.6; 500 allow none: p99.8); the search's runs keep the scenario's.
 CONFIRMS = 5
 CONFIRM_MARGIN = 0.9
-CONFIRM_STEP = 0.9
 CONFIRM_PREFIX = "confirm-"
 CONFIRM_SHARE = 0.4
-# A peak search whose start misses the bound runs again from SEARCH_DROP of that start, at
-# most SEARCHES in all; the missed ones are kept in peak-search-1/, ...
+# A search whose start misses the bound reruns from SEARCH_DROP of it (SEARCHES at most).
 SEARCHES = 3
 SEARCH_DROP = 0.25
 
@@ -185,7 +182,7 @@ def _tests(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) 
         job = dataclasses.replace(job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT)
         _launch(job, run_dir, launch, where)
     if found is not None:
-        _confirm(job, run_dir, found, launch, where)
+        _confirm(job, run_dir, launch, where)
 
 
 def _at_rate(job: Job, qps: float, *, confirming: bool = True) -> Job:
@@ -200,19 +197,24 @@ def _at_rate(job: Job, qps: float, *, confirming: bool = True) -> Job:
     return dataclasses.replace(job, request=dataclasses.replace(job.request, scenario=scenario))
 
 
-def _confirm(job: Job, run_dir: Path, found: float, launch: Launcher, where: Phases) -> None:
-    """Step down from the rate the search found until a full run at it is VALID, boundedly.
+def _confirm(job: Job, run_dir: Path, launch: Launcher, where: Phases) -> None:
+    """Step down from the first confirming run's rate until a full run is VALID, boundedly.
 
     LoadGen's search judges each rate by its latency bound alone, on runs as short as the
-    profile's; the confirming run also needs early stopping. An INVALID confirmation is kept
-    in confirm-N/ and the next runs at CONFIRM_STEP of the rate, at most CONFIRMS times; the
-    result is VALID only where LoadGen said so, so an INVALID last run stays the result.
+    profile's; a confirming run also needs early stopping. An INVALID one is kept in
+    confirm-N/ and the next runs lower by how far it missed (earlystop.confirm_step), at most
+    CONFIRMS in all; only LoadGen's VALID makes a peak: an INVALID last run stays the result.
     """
     for attempt in range(1, CONFIRMS):
-        if not (run_dir / RESULT_FILE).is_file() or load_result(run_dir).valid:
+        if not (run_dir / RESULT_FILE).is_file():
             return
+        result = load_result(run_dir)
+        if result.valid or result.server is None:
+            return
+        server = result.server
+        answered = sum(int(size) * n for size, n in server.batch_sizes.items())
+        rate = server.target_qps * confirm_step(server.overlatency_queries, answered)
         _set_aside(run_dir, run_dir / f"{CONFIRM_PREFIX}{attempt}", also=(RESULT_FILE,))
-        rate = found * CONFIRM_MARGIN * CONFIRM_STEP**attempt
         _launch(_at_rate(job, rate), run_dir, launch, where)
 
 

@@ -386,12 +386,24 @@ def test_a_sweep_records_running_out_of_memory_as_its_limit(
 # --- Server: the peak search and its confirming runs ------------------------------------------
 
 
-def _result_valid(valid: bool) -> Step:
-    """A real result (a checked-in fixture, migrated on load), VALID or not."""
+# A real Server confirmation on a loaded machine: mobilenet_v2 at the 9.54 QPS its search
+# found, 500 queries, 60 over the 300 ms bound (LoadGen: "would need at least 7553 more").
+SERVER_CONFIRM = Path(__file__).resolve().parents[1] / "fixtures/loadgen/server-confirm-invalid"
+
+
+def _result_valid(valid: bool, overs: int | None = 0) -> Step:
+    """A real Server result (checked-in fixture) at the job's rate, VALID or not.
+
+    ``overs`` of its 500 queries over the bound; None: LoadGen logged no count.
+    """
 
     def step(run_dir: Path) -> int:
         (run_dir / "user.conf").write_text("")
-        data = json.loads(MEASURED.read_text())
+        data = json.loads((SERVER_CONFIRM / "result.json").read_text())
+        data["server"]["target_qps"] = read_job(
+            run_dir / "job.json"
+        ).request.scenario.server.target_qps
+        data["server"]["overlatency_queries"] = overs
         data.update(valid=valid, invalid_reasons=[] if valid else ["Reduce target QPS"])
         (run_dir / "result.json").write_text(json.dumps(data))
         mark_complete(run_dir)
@@ -429,8 +441,8 @@ def test_a_found_rate_is_confirmed_stepping_down_until_valid(
     launch = ScriptedLauncher(
         accuracy_ok,
         peak_found(100.0),
-        _result_valid(False),
-        _result_valid(False),
+        _result_valid(False, overs=5),  # 1 % of 500 over: the tail near the bound
+        _result_valid(False, overs=60),  # 12 %: the queue ran away
         _result_valid(True),
     )
     run_one(server_request, run_dir, launch=launch)
@@ -438,8 +450,9 @@ def test_a_found_rate_is_confirmed_stepping_down_until_valid(
     assert tests == ["accuracy", "find_peak", "performance", "performance", "performance"]
     assert launch.jobs[1].run_dir == (run_dir / "peak-search").resolve()
     rates = [job.request.scenario.server.target_qps for job in launch.jobs[2:]]
-    # The first below the rate found (where a short run's p99 sat on the bound), then down.
-    assert rates == [90.0, 81.0, 72.9]
+    # The first below the rate found (where a short run's p99 sat on the bound), then down
+    # by how far each missed: 10 % for 1 % over, 30 % for 12 % over.
+    assert rates == [90.0, 81.0, 56.7]
     # A quick confirmation gets the queries early stopping needs to allow 0.4 % over the
     # bound (judged near p99.6, not the p99.8 of 500 queries); the search keeps its own.
     assert [job.request.scenario.quick.min_query_count for job in launch.jobs[1:3]] == [100, 1453]

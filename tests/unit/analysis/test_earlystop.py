@@ -2,7 +2,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.earlystop import allowed_overs, min_passing_queries, queries_for_share
+from harness.analysis.earlystop import (
+    allowed_overs,
+    confirm_step,
+    min_passing_queries,
+    queries_for_share,
+)
+from harness.records.loadgen_log import parse_detail_log
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "loadgen"
 
@@ -33,3 +39,20 @@ def test_longer_runs_approach_the_nominal_share() -> None:
         assert allowed_overs(count - 1) < share * 0.01 * (count - 1)
     with pytest.raises(ValueError, match="share"):
         queries_for_share(1.0)
+
+
+def test_the_rule_gives_loadgens_verdict_on_a_recorded_server_run() -> None:
+    # A real confirming run (mobilenet_v2 on a loaded 2-core machine, 300 ms bound): 500
+    # queries, 60 over; LoadGen said early stopping NOT met and "would need to run at least
+    # 7553 more queries". The same numbers come out of the rule here.
+    log = parse_detail_log(FIXTURES / "server-confirm-invalid" / "mlperf_log_detail.txt")
+    queries, overs = log.get("result_query_count"), log.get("result_overlatency_query_count")
+    assert (queries, overs) == (500, 60)
+    assert log.get("early_stopping_met") is False
+    assert "at least 7553 more queries" in log.get("early_stopping_result")
+    assert min_passing_queries(overs) == queries + 7553
+    assert allowed_overs(queries) < overs
+    # 12 % over: the queue ran away, so the next confirmation steps down 30 %, not 10 %.
+    assert confirm_step(overs, queries) == 0.7
+    assert confirm_step(5, queries) == 0.9 and confirm_step(20, queries) == 0.8
+    assert confirm_step(None, queries) == 0.9
