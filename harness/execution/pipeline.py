@@ -23,7 +23,7 @@ from harness.compliance.swap import SWAP_TEST, SwapVerdict, read_swap_verdict
 from harness.compliance.verify import Verdict, verify
 from harness.errors import STOP_SIGNALS, Interrupted, ResultError, RunError, stop_signal
 from harness.files import create_run_dir, mark_complete, mark_incomplete, read_incomplete
-from harness.handoff import read_peak, read_retry
+from harness.handoff import PeakSearch, read_peak, read_retry
 from harness.models.modelfile import job_model_path
 from harness.records.job import ComplianceTest, Job, LoadGenTest, read_job, write_job
 from harness.records.layout import (
@@ -172,9 +172,10 @@ def _tests(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) 
     server = request.scenario.server
     found = None
     if request.scenario.scenario == "Server" and server.target_qps is None:
-        found = _peak_search(request, run_dir, launch, where)
-        # The confirming run: a performance test below the rate found, in a process of its own.
-        job = _at_rate(job, found * CONFIRM_MARGIN)
+        search = _peak_search(request, run_dir, launch, where)
+        found = search.found_qps
+        # The confirming run: below the rate found, with the search's hold, in its own process.
+        job = _at_rate(job, found * CONFIRM_MARGIN, hold_ms=search.max_wait_ms)
     _launch(job, run_dir, launch, where)
     retry = read_retry(run_dir)
     if retry is not None:
@@ -185,10 +186,12 @@ def _tests(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) 
         _confirm(job, run_dir, launch, where)
 
 
-def _at_rate(job: Job, qps: float, *, confirming: bool = True) -> Job:
-    """The job at a rate; a quick confirming run gets the queries early stopping needs."""
+def _at_rate(job: Job, qps: float, *, confirming: bool = True, hold_ms: float | None = None) -> Job:
+    """The job at a rate and hold (if unset); a quick confirmation gets early stopping's queries."""
     scenario = job.request.scenario
     server = dataclasses.replace(scenario.server, target_qps=round(max(qps, 0.1), 3))
+    if server.max_wait_ms is None and hold_ms is not None:
+        server = dataclasses.replace(server, max_wait_ms=hold_ms)
     quick = scenario.quick
     queries = queries_for_share(CONFIRM_SHARE)  # at p99, as mlperf.conf judges Server
     if confirming and quick.min_query_count < queries:
@@ -200,10 +203,9 @@ def _at_rate(job: Job, qps: float, *, confirming: bool = True) -> Job:
 def _confirm(job: Job, run_dir: Path, launch: Launcher, where: Phases) -> None:
     """Step down from the first confirming run's rate until a full run is VALID, boundedly.
 
-    LoadGen's search judges each rate by its latency bound alone, on runs as short as the
-    profile's; a confirming run also needs early stopping. An INVALID one is kept in
-    confirm-N/ and the next runs lower by how far it missed (earlystop.confirm_step), at most
-    CONFIRMS in all; only LoadGen's VALID makes a peak: an INVALID last run stays the result.
+    LoadGen's search judges each rate by its bound alone, on short runs; a confirmation also
+    needs early stopping. An INVALID one is kept in confirm-N/ and the next runs lower by how
+    far it missed (earlystop.confirm_step); an INVALID last run stays the result, no peak.
     """
     for attempt in range(1, CONFIRMS):
         if not (run_dir / RESULT_FILE).is_file():
@@ -218,35 +220,32 @@ def _confirm(job: Job, run_dir: Path, launch: Launcher, where: Phases) -> None:
         _launch(_at_rate(job, rate), run_dir, launch, where)
 
 
-def _peak_search(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) -> float:
-    """Server's FindPeakPerformance test in RUN/peak-search/; the rate it found.
+def _peak_search(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) -> PeakSearch:
+    """Server's FindPeakPerformance test in RUN/peak-search/; what it found (found_qps > 0).
 
-    A search whose start already misses the bound (the queueing ceiling over-rates a SUT
-    whose per-query overhead rivals its cost, or a loaded machine) is kept in peak-search-N/
-    and re-run from SEARCH_DROP of that start, at most SEARCHES times in all.
+    A search whose start misses the bound (a SUT whose per-query overhead rivals its cost,
+    a loaded machine) is kept in peak-search-N/ and re-run lower, SEARCHES times at most.
     """
     job = _job(request, run_dir / PEAK_SEARCH_DIR, "find_peak")
     for attempt in range(1, SEARCHES + 1):
         _launch(job, run_dir, launch, where)
-        path = job.run_dir / PEAK_FILE
         try:
             search = read_peak(job.run_dir)
         except ResultError as exc:
-            found, cause = 0.0, f"the peak search left no rate ({exc})"
+            cause = f"the peak search left no rate ({exc})"
             break
-        found = search.found_qps
+        if search.found_qps > 0:
+            return search
         cause = (
-            f"{path}: LoadGen's peak search found no valid rate, even from {search.start_qps:g} "
-            "QPS up (see its log); set server.target_qps to a rate this system carries"
+            f"{job.run_dir / PEAK_FILE}: LoadGen's peak search found no valid rate, even from "
+            f"{search.start_qps:g} QPS up (see its log); set server.target_qps to a rate this "
+            "system carries"
         )
-        if found > 0 or attempt == SEARCHES:
-            break
-        job.run_dir.rename(run_dir / f"{PEAK_SEARCH_DIR}-{attempt}")
-        job = _at_rate(job, search.start_qps * SEARCH_DROP, confirming=False)
-    if not found > 0:
-        mark_incomplete(run_dir, f"failed: {cause}", RunError.exit_code)
-        raise WorkerError(f"{run_dir}: run failed: {cause}", cause, RunError.exit_code)
-    return found
+        if attempt < SEARCHES:
+            job.run_dir.rename(run_dir / f"{PEAK_SEARCH_DIR}-{attempt}")
+            job = _at_rate(job, search.start_qps * SEARCH_DROP, confirming=False)
+    mark_incomplete(run_dir, f"failed: {cause}", RunError.exit_code)
+    raise WorkerError(f"{run_dir}: run failed: {cause}", cause, RunError.exit_code)
 
 
 def run_compliance(

@@ -176,7 +176,12 @@ def run_peak_search(job: Job, *, phases: Phases, progress: IO[str] | None = None
     found = found_peak_qps(detail)
     if found is None and progress is not None:
         progress.write(f"  the search's start, {start:g} QPS, already missed the bound\n")
-    return PeakSearch(found_qps=found or 0.0, start_qps=start, steps=search_steps(detail))
+    return PeakSearch(
+        found_qps=found or 0.0,
+        start_qps=start,
+        steps=search_steps(detail),
+        max_wait_ms=policy.max_wait_ms,
+    )
 
 
 def run_accuracy_test(job: Job, *, phases: Phases, progress: IO[str] | None = None) -> None:

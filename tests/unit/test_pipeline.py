@@ -22,6 +22,7 @@ from harness.execution import worker
 from harness.execution.campaign import Campaign, is_out_of_memory, run_batch_sweep, run_trials
 from harness.execution.pipeline import WorkerError, launch_worker, run_one
 from harness.files import Incomplete, mark_complete, mark_incomplete, read_incomplete
+from harness.handoff import PeakSearch, write_peak
 from harness.records.job import Job, read_job
 from harness.records.request import Expectation, RunRequest
 from harness.results.groupfile import read_sweep, read_trials
@@ -518,3 +519,22 @@ def test_searches_that_never_find_a_rate_fail_the_run_after_three(
     with pytest.raises(WorkerError, match="found no valid rate, even from 1 QPS"):
         run_one(server_request, run_dir, launch=launch)
     assert len(launch.jobs) == 4
+
+
+def test_confirmations_keep_the_searchs_hold(server_request: RunRequest, tmp_path: Path) -> None:
+    # The hold is derived from each worker's own warm-up; near the 1.1x batching-gain line
+    # (ResNet-50 on 2 cores: batch 2 costs 1.9-2.1x batch 1) it flips between 0 and tens of
+    # ms from run to run, so a confirmation would test another SUT than the search measured.
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+
+    def search(directory: Path) -> int:
+        (directory / "user.conf").write_text("")
+        write_peak(directory, PeakSearch(found_qps=20.0, start_qps=5.0, steps=[], max_wait_ms=7.5))
+        mark_complete(directory)
+        return 0
+
+    launch = ScriptedLauncher(accuracy_ok, search, _result_valid(True))
+    run_one(server_request, run_dir, launch=launch)
+    assert launch.jobs[2].request.scenario.server.max_wait_ms == 7.5
+    assert launch.jobs[1].request.scenario.server.max_wait_ms is None  # the search derives it
