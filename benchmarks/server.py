@@ -148,6 +148,11 @@ def confirms_of(run_dir: Path) -> list[Confirm]:
     return [_confirm(load_result(p)) for p in [*aside, run_dir]]
 
 
+def confirmed_peak(confirms: list[Confirm]) -> float | None:
+    """The rate of the last confirmation if LoadGen called it VALID; an INVALID run is no peak."""
+    return confirms[-1].qps if confirms and confirms[-1].valid else None
+
+
 def measure_server(args: argparse.Namespace, layout: Layout, out: Path) -> ServerRun:
     sc = scenario(
         args.model,
@@ -173,8 +178,7 @@ def measure_server(args: argparse.Namespace, layout: Layout, out: Path) -> Serve
     confirms = confirms_of(run_dir)
     return ServerRun(
         layout=layout,
-        # A peak is a rate LoadGen called VALID: an INVALID last confirmation is no peak.
-        peak_qps=confirms[-1].qps if confirms[-1].valid else None,
+        peak_qps=confirmed_peak(confirms),
         costs_ms=dict(server.batch_costs_ms),
         ceiling_qps=None
         if cost is None
