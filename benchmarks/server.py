@@ -4,9 +4,9 @@ Each round measures, in worker processes exactly as `harness run` does, interlea
 (a) Offline samples/s of the model (quick profile, batch --offline-batch);
 (b) for each worker layout, the Server peak: no target_qps, so LoadGen's FindPeakPerformance
     finds the highest rate whose p99 stays within --bound-ms (from half the queueing ceiling),
-    then confirming performance runs: the first at 90 % of that rate, each next at 85 % of
-    the last while INVALID, at most four, each long enough (1,453 queries) that LoadGen's
-    early stopping judges it near its p99.6 rather than the p99.8 of a 500-query run.
+    then confirming performance runs: the first at 90 % of that rate, each next 10-30 % lower
+    (by how far the last missed) while INVALID, five at most, each long enough (1,453
+    queries) that LoadGen's early stopping judges it near its p99.6, not the p99.8 of 500.
 Layouts: "1x2" is one worker whose session uses two intra-op threads (queries one at a time,
 M/D/1); "2x1" is two workers of one thread each (two queries at once, M/D/2).
 
