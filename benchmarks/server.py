@@ -214,6 +214,13 @@ def _ms(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1f} ms"
 
 
+def _step(message: str) -> str:
+    """A search step as LoadGen logged it, shortened: the rate range it tried."""
+    for prefix in ("FindBoundaries: Checking fields ", "FindPeakPerformanceBinarySearch: "):
+        message = message.removeprefix(prefix)
+    return message.replace("Testing the mid value of bounds ", "mid of ")
+
+
 def describe(s: ServerRun, reference: float | None) -> list[str]:
     head = f"  server {s.layout.name} ({s.layout.workers} worker(s) x {s.layout.threads} thread(s))"
     if s.failure is not None:
@@ -222,7 +229,7 @@ def describe(s: ServerRun, reference: float | None) -> list[str]:
     ceiling = "n/a" if s.ceiling_qps is None else f"{s.ceiling_qps:.2f} QPS"
     lines = [
         f"{head}: batch costs {costs}; M/D/{s.layout.workers} ceiling {ceiling}",
-        f"    search from {s.start_qps} QPS, steps: {'; '.join(s.steps) or 'none logged'}",
+        f"    search from {s.start_qps} QPS: {'; '.join(map(_step, s.steps)) or 'no steps'}",
     ]
     for n, c in enumerate(s.confirms, start=1):
         lines.append(

@@ -56,3 +56,17 @@ def test_the_rule_gives_loadgens_verdict_on_a_recorded_server_run() -> None:
     assert confirm_step(overs, queries) == 0.7
     assert confirm_step(5, queries) == 0.9 and confirm_step(20, queries) == 0.8
     assert confirm_step(None, queries) == 0.9
+
+
+def test_a_500_query_run_under_the_bound_at_p99_is_invalid_for_one_query_over() -> None:
+    # The pattern, recorded: the old fourth confirmation (mobilenet_v2, 5.859 QPS, 300
+    # ms bound, loaded machine) had p99 257 ms yet was INVALID: one query over, and LoadGen
+    # "would need to run at least 162 more queries". The new confirmation length allows six.
+    log = parse_detail_log(FIXTURES / "server-confirm-one-over" / "mlperf_log_detail.txt")
+    queries, overs = log.get("result_query_count"), log.get("result_overlatency_query_count")
+    assert (queries, overs) == (500, 1)
+    assert log.get("result_99.00_percentile_latency_ns") < log.get("effective_target_latency_ns")
+    assert log.get("early_stopping_met") is False and log.get("result_validity") == "INVALID"
+    assert "at least 162 more queries" in log.get("early_stopping_result")
+    assert min_passing_queries(overs) == queries + 162
+    assert allowed_overs(queries) < overs <= allowed_overs(queries_for_share(0.4))
