@@ -84,6 +84,7 @@ class ServerRun:
     costs_ms: dict[str, float]
     ceiling_qps: float | None  # M/D/c at this layout's batch-1 cost (c = workers)
     start_qps: float | None
+    found_qps: float | None  # what LoadGen's search ended at (judged by p99 on short runs)
     steps: list[str]
     confirms: list[Confirm]
     batches: dict[str, int]
@@ -165,15 +166,15 @@ def measure_server(args: argparse.Namespace, layout: Layout, out: Path) -> Serve
     try:
         run_dir = run(sc, out)
     except HarnessError as exc:  # e.g. no rate met the bound, not even the search's first
-        return ServerRun(layout, None, {}, None, None, [], [], {}, failure=str(exc))
+        return ServerRun(layout, None, {}, None, None, None, [], [], {}, failure=str(exc))
     result = load_result(run_dir)
     server = result.server
     assert server is not None
     try:
         search = read_peak(run_dir / PEAK_SEARCH_DIR)
-        start, steps = search.start_qps, list(search.steps)
+        start, found, steps = search.start_qps, search.found_qps, list(search.steps)
     except ResultError:
-        start, steps = None, []
+        start, found, steps = None, None, []
     cost = server.batch_costs_ms.get("1")
     confirms = confirms_of(run_dir)
     return ServerRun(
@@ -184,6 +185,7 @@ def measure_server(args: argparse.Namespace, layout: Layout, out: Path) -> Serve
         if cost is None
         else ceiling_qps(cost, args.bound_ms, servers=layout.workers),
         start_qps=start,
+        found_qps=found,
         steps=steps,
         confirms=confirms,
         batches={str(k): v for k, v in server.batch_sizes.items()},
@@ -229,7 +231,8 @@ def describe(s: ServerRun, reference: float | None) -> list[str]:
     ceiling = "n/a" if s.ceiling_qps is None else f"{s.ceiling_qps:.2f} QPS"
     lines = [
         f"{head}: batch costs {costs}; M/D/{s.layout.workers} ceiling {ceiling}",
-        f"    search from {s.start_qps} QPS: {'; '.join(map(_step, s.steps)) or 'no steps'}",
+        f"    search from {s.start_qps} QPS, found {s.found_qps} QPS in {len(s.steps)} steps: "
+        f"{'; '.join(map(_step, s.steps)) or 'none'}",
     ]
     for n, c in enumerate(s.confirms, start=1):
         lines.append(
