@@ -102,7 +102,7 @@ class Round:
 def scenario(
     model: str, kind: str, *, batch: int, bound_ms: float, seconds: int, layout: Layout
 ) -> Scenario:
-    dims = {"height": 224, "width": 224} if model == "resnet50" else {}
+    dims = {"height": 224, "width": 224} if model in ("resnet50", "mobilenet_v2") else {}
     return Scenario(
         name=f"{model}-{kind.lower()}-{layout.name}-bench",
         scenario=kind,  # type: ignore[arg-type]
