@@ -25,11 +25,16 @@ SCHEMA_VERSION = 1
 
 @dataclass(frozen=True, kw_only=True)
 class PeakSearch:
-    """What Server's peak search found: the rate, where it started and each rate it tried."""
+    """What Server's peak search found: the rate, where it started and each rate it tried.
+
+    ``max_wait_ms``: the batcher's hold during the search (derived from noisy warm-up costs:
+    the confirming runs keep it, so they test the SUT the search measured); None in older files.
+    """
 
     found_qps: float
     start_qps: float
     steps: list[str]
+    max_wait_ms: float | None = None
 
 
 def write_retry(run_dir: Path, expected: Expectation) -> None:
@@ -60,6 +65,8 @@ def write_peak(run_dir: Path, search: PeakSearch) -> None:
         "start_qps": search.start_qps,
         "steps": list(search.steps),
     }
+    if search.max_wait_ms is not None:
+        fields["max_wait_ms"] = search.max_wait_ms
     _write(run_dir / PEAK_FILE, PEAK_KIND, fields)
 
 
@@ -74,6 +81,7 @@ def read_peak(run_dir: Path) -> PeakSearch:
         found_qps=_number(data, "found_qps", path),
         start_qps=_number(data, "start_qps", path),
         steps=steps,
+        max_wait_ms=_number(data, "max_wait_ms", path) if "max_wait_ms" in data else None,
     )
 
 

@@ -67,7 +67,10 @@ def derive_policy(
             max_batch=largest,
             max_wait_ms=max_wait_ms,
             costs_ms=costs_ms,
-            how=f"{sizing}; hold {max_wait_ms:g} ms from the scenario's server.max_wait_ms",
+            how=(
+                f"{sizing}; hold {max_wait_ms:g} ms from the scenario's server.max_wait_ms (or "
+                "the peak search's hold, which its confirming runs keep)"
+            ),
         )
     if largest == smallest or gain < MIN_GAIN:
         return BatchPolicy(

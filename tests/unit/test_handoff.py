@@ -54,3 +54,12 @@ def test_a_damaged_or_foreign_peak_file_is_refused_by_name(
     (tmp_path / "peak.json").write_text(text)
     with pytest.raises(ResultError, match=message):
         read_peak(tmp_path)
+
+
+def test_a_peak_search_keeps_its_hold_and_older_files_read_without_one(tmp_path: Path) -> None:
+    search = PeakSearch(found_qps=12.8, start_qps=6.2, steps=["6.2"], max_wait_ms=7.24)
+    write_peak(tmp_path, search)
+    assert read_peak(tmp_path) == search
+    write_peak(tmp_path, PeakSearch(found_qps=12.8, start_qps=6.2, steps=["6.2"]))
+    assert "max_wait_ms" not in (tmp_path / "peak.json").read_text()
+    assert read_peak(tmp_path).max_wait_ms is None

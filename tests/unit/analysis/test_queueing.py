@@ -42,3 +42,19 @@ def test_a_cost_over_the_bound_has_no_rate() -> None:
 def test_nonsense_rates_are_refused() -> None:
     with pytest.raises(ValueError, match="must be > 0"):
         sojourn_quantile_ms(0.0, 10.0)
+
+
+def test_two_servers_wait_less_than_one_at_the_same_load() -> None:
+    # M/D/2 at rate 2x: each server as busy as M/D/1 at x, but a query waits only when both
+    # are busy, so its p99 is lower and its ceiling more than twice M/D/1's.
+    assert sojourn_quantile_ms(16.0, 50.0, servers=2) < sojourn_quantile_ms(8.0, 50.0)
+    one, two = ceiling_qps(50.0, 200.0), ceiling_qps(50.0, 200.0, servers=2)
+    assert 2 * one < two < 1000.0 * 2 / 50.0
+    assert sojourn_quantile_ms(two, 50.0, servers=2) <= 200.0
+    assert sojourn_quantile_ms(two * 1.02, 50.0, servers=2) > 200.0
+
+
+def test_one_of_many_servers_is_the_one_server_queue() -> None:
+    assert ceiling_qps(29.0, 200.0, servers=1) == ceiling_qps(29.0, 200.0)
+    with pytest.raises(ValueError, match="servers"):
+        sojourn_quantile_ms(1.0, 10.0, servers=0)
