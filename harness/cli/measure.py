@@ -117,8 +117,8 @@ def _load_sweep(args: argparse.Namespace) -> int:
 
 def _compliance(args: argparse.Namespace) -> int:
     from harness.compliance.verify import render_verdict
-    from harness.execution.pipeline import launch_worker, request_of_run, run_compliance
-    from harness.records.job import as_compliance_test
+    from harness.execution.pipeline import launch_worker, run_compliance
+    from harness.records.job import as_compliance_test, request_of_run
 
     request = request_of_run(args.run_dir)
     args.hw, args.out = request.hw, args.run_dir  # a container sees the run's target and directory

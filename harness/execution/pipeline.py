@@ -25,7 +25,7 @@ from harness.errors import STOP_SIGNALS, Interrupted, ResultError, RunError, sto
 from harness.files import create_run_dir, mark_complete, mark_incomplete, read_incomplete
 from harness.handoff import PeakSearch, read_peak, read_retry
 from harness.models.modelfile import job_model_path
-from harness.records.job import ComplianceTest, Job, LoadGenTest, read_job, write_job
+from harness.records.job import ComplianceTest, Job, LoadGenTest, write_job
 from harness.records.layout import (
     ACCURACY_DIR,
     ACCURACY_LOG,
@@ -57,19 +57,6 @@ SEARCHES = 3
 SEARCH_DROP = 0.25
 
 Launcher = Callable[[Path], int]  # runs a job file to its end; returns the exit code
-
-
-def request_of_run(run_dir: Path) -> RunRequest:
-    """What a run directory measured, from its performance test's job.json."""
-    path = run_dir / JOB_FILE
-    if not path.is_file():
-        raise ResultError(
-            f"{run_dir}: not a run directory (no {JOB_FILE}); name a run, or a trial-N of a group"
-        )
-    job = read_job(path)
-    if job.test != "performance":
-        raise ResultError(f"{path}: a {job.test} test's job, not a run's performance test")
-    return job.request
 
 
 class WorkerError(RunError):

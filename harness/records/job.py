@@ -10,9 +10,10 @@ from typing import Literal, TypeVar
 
 import harness
 from harness.config import PROFILES, Scenario, scenario_from_dict, scenario_to_dict
-from harness.errors import ConfigError
+from harness.errors import ConfigError, ResultError
 from harness.files import atomic_write_text
 from harness.records.generators import UNRECORDED_GENERATOR
+from harness.records.layout import JOB_FILE
 from harness.records.request import Expectation, LoadGenPins, RunRequest
 from harness.records.runlabel import check_label
 from harness.strictjson import Format, JsonObject, maybe, read_versioned, shown_kind, want
@@ -207,3 +208,16 @@ def _path(value: str | None) -> Path | None:
 
 def _text(value: Path | None) -> str | None:
     return None if value is None else str(value)
+
+
+def request_of_run(run_dir: Path) -> RunRequest:
+    """What a run directory measured, from its performance test's job.json."""
+    path = run_dir / JOB_FILE
+    if not path.is_file():
+        raise ResultError(
+            f"{run_dir}: not a run directory (no {JOB_FILE}); name a run, or a trial-N of a group"
+        )
+    job = read_job(path)
+    if job.test != "performance":
+        raise ResultError(f"{path}: a {job.test} test's job, not a run's performance test")
+    return job.request

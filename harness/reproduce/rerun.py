@@ -1,6 +1,6 @@
 """Run a recorded job again: the recorded runs, the model by sha256, the trials, the verdict.
 
-The RunRequest is read back from the recorded job.json (harness.execution.pipeline.request_of_run),
+The RunRequest is read back from the recorded job.json (harness.records.job.request_of_run),
 so the scenario, profile, target, seeds, sample counts and durations are the recorded ones and
 nothing is taken from today's scenario files or defaults. The expected speed is measured by
 each trial's warm-up, as it was when the record was made.
@@ -20,10 +20,11 @@ from typing import IO
 from harness.analysis.welch import welch_t_test
 from harness.errors import ConfigError, HarnessError, ModelError, ResultError
 from harness.execution.campaign import Campaign, run_trials
-from harness.execution.pipeline import Launcher, request_of_run
+from harness.execution.pipeline import Launcher
 from harness.files import create_run_dir, read_incomplete
 from harness.models.modelfile import check_model_file, file_sha256
 from harness.models.registry import cache_dir, zoo_model_path
+from harness.records.job import request_of_run
 from harness.records.layout import (
     DETAIL_LOG,
     JOB_FILE,

@@ -21,8 +21,9 @@ import pytest
 from harness.cli import main
 from harness.compliance.rules import AUDIT_SETTINGS
 from harness.config import load_scenario
-from harness.execution.pipeline import launch_worker, request_of_run, run_compliance, run_one
+from harness.execution.pipeline import launch_worker, run_compliance, run_one
 from harness.loadgen.plan import Audit, render_audit_config
+from harness.records.job import request_of_run
 from harness.records.loadgen_log import parse_detail_log
 from harness.records.request import RunRequest
 from tests.conftest import REPO, write_scenario

@@ -18,10 +18,10 @@ from harness.compliance.outcome import ComplianceRun, write_outcome
 from harness.config import load_scenario
 from harness.errors import ResultError
 from harness.execution.campaign import Campaign, run_trials
-from harness.execution.pipeline import WorkerError, request_of_run, run_compliance
+from harness.execution.pipeline import WorkerError, run_compliance
 from harness.execution.worker import enter_own_directory
 from harness.files import mark_complete, read_incomplete
-from harness.records.job import Job, read_job, write_job
+from harness.records.job import Job, read_job, request_of_run, write_job
 from harness.records.request import RunRequest
 from tests.conftest import REPO, TINY_SS, write_scenario
 from tests.unit.test_compliance_verify import A, B, C, accuracy_log, detail_log
