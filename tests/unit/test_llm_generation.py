@@ -213,7 +213,13 @@ def test_the_token_checks_pass_an_honest_run_and_name_each_cheat() -> None:
 
 def test_an_older_result_reads_with_no_generation_block() -> None:
     upgraded = upgrade({"schema_version": 7, "run_id": "x"}, 7, 9)
-    assert upgraded == {"schema_version": 9, "run_id": "x", "generation": None}
+    assert upgraded == {
+        "schema_version": 9,
+        "run_id": "x",
+        "label": None,
+        "memory": None,
+        "generation": None,
+    }
 
 
 def test_generative_results_are_judged_by_tokens_as_mlperf_judges_llms() -> None:
