@@ -45,7 +45,10 @@ CHECKED = ("p50", "p90", "p99")
 # bookkeeping measured above; a SingleStream query of a tiny model takes 0.3 ms, so a 0.2 ms
 # allowance would let its latencies be halved) ...
 SHORT_BY_NS = {"SingleStream": 50_000, "MultiStream": 200_000, "Offline": 200_000}
-SHORT_BY_SHARE = 0.05  # ... or this share of it, whichever is larger
+# ... or this share of it, whichever is larger: at p99 a loaded machine delays the SUT's own
+# stamp behind LoadGen's by more (measured: 2 ms of a 25 ms tiny-model p99 on 2 busy cores);
+# a cheat that halves the latencies is past every share at p50 already.
+SHORT_BY_SHARE = {"p50": 0.05, "p90": 0.05, "p99": 0.15}
 MAX_ARRAY_BYTES = 1 << 30  # 2^27 int64 rows: 3.7 hours of 100 us queries
 Ints = npt.NDArray[np.int64]
 
@@ -96,7 +99,7 @@ def latency_problem(columns: Mapping[str, Ints], log: DetailLog) -> str | None:
             continue
         index = int(len(ordered) * float(PERCENTILES[name]) / 100)
         found = int(ordered[min(index, len(ordered) - 1)])
-        allowed = max(short_by_ns, SHORT_BY_SHARE * expected) if bounded_below else math.inf
+        allowed = max(short_by_ns, SHORT_BY_SHARE[name] * expected) if bounded_below else math.inf
         if not 0 <= expected - found <= allowed:
             less = f", and at most {allowed:.0f} ns less" if bounded_below else ""
             return (

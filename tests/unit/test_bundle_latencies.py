@@ -65,11 +65,15 @@ def test_one_nanosecond_above_loadgens_percentile_is_refused() -> None:
 
 
 def test_short_of_loadgens_by_more_than_its_bookkeeping_is_refused() -> None:
+    """Every latency 50 us short passes (SingleStream's allowance, the p50's here); 1 ns more
+    is refused at the p50. The p99 alone may fall 15 % short (a loaded machine's stamps)."""
     log = _log("singlestream-valid")
-    allowed = int(max(SHORT_BY_NS["SingleStream"], SHORT_BY_SHARE * 453773))  # p99's, the largest
+    allowed = int(max(SHORT_BY_NS["SingleStream"], SHORT_BY_SHARE["p50"] * 352503))
+    assert allowed == 50_000
     assert latency_problem(_as_logged(log, everywhere_ns=-allowed), log) is None
     problem = latency_problem(_as_logged(log, everywhere_ns=-allowed - 1), log)
     assert problem is not None and problem.startswith(f"its p50 is {352503 - allowed - 1} ns")
+    assert SHORT_BY_SHARE["p99"] * 453773 > SHORT_BY_NS["SingleStream"] > 0.05 * 453773
 
 
 def test_a_fast_singlestream_runs_latencies_halved_are_refused() -> None:
