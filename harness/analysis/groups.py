@@ -27,6 +27,16 @@ def group_warnings(group: Group) -> list[tuple[str, str]]:
     return out
 
 
+def distinct_warnings(group: Group) -> list[str]:
+    """Each warning text of the group once, in first-seen order (a trial's repeats count once)."""
+    return list(dict.fromkeys(text for _, text in group_warnings(group)))
+
+
+def warning_count(group: Group) -> int:
+    """The one count of a group's warnings that every output prints: distinct texts."""
+    return len(distinct_warnings(group))
+
+
 def _warnings(r: RunResult) -> list[str]:
     errors = r.telemetry.errors if r.telemetry is not None else ()
     return [

@@ -36,6 +36,8 @@ from harness.errors import ResultError
 SpreadRule = Literal["trials", "beside", "none"]
 SOURCE_PREFIX = "telemetry.sources."
 NS_TO_MS = 1e-6
+# Units of a time or a rate: a ratio of them reads "1.8x faster", others "better" or "worse".
+SPEED_UNITS = frozenset({"ns", "us", "ms", "s", "samples/s", "queries/s", "tokens/s", "TFLOP/s"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,6 +62,11 @@ class Metric:
     published: str | None = None  # its path in published.json; None: a published result lacks it
     path: tuple[str, ...] = ()  # its path from a result, where the key's dots would mislead
     stored_unit: str | None = None  # the stored value's unit where `scale` converts it
+
+    @property
+    def speed(self) -> bool:
+        """A time or a rate: a change of it reads as faster or slower (else better or worse)."""
+        return self.unit in SPEED_UNITS
 
     @property
     def value_unit(self) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from harness.analysis.groups import group_warnings
+from harness.analysis.groups import group_warnings, warning_count
 from harness.published.describe import describe
 from harness.records.fingerprint import Fingerprint
 from harness.records.group import Group
@@ -55,7 +55,7 @@ def build_report(
         blocks.append(Para("Quick profile: shortened LoadGen runs, NOT valid for MLPerf."))
     if sections:
         rows = tuple(
-            summary_row(s.group, f"[{n}](#{s.anchor})", _warning_count(s.group), trust_of(s.group))
+            summary_row(s.group, f"[{n}](#{s.anchor})", warning_count(s.group), trust_of(s.group))
             for n, s in enumerate(sections, start=1)
         )
         blocks += [Table(SUMMARY_HEADER, rows), Para(SUMMARY_NOTE)]
@@ -216,10 +216,6 @@ def _machines(sections: Sequence[_Section]) -> list[Block]:
             Table(("part", "what was read"), tuple(machine_rows(fp))),
         ]
     return blocks
-
-
-def _warning_count(g: Group) -> int:
-    return len({text for _, text in group_warnings(g)})
 
 
 def _warnings(g: Group) -> list[Block]:

@@ -16,7 +16,7 @@ from harness.analysis.spread import metric_spreads
 from harness.analysis.trials import trial_stats
 from harness.analysis.values import headline, metric_values, value_of
 from harness.published.describe import describe
-from harness.records.group import Group, RunSet
+from harness.records.group import Group, RunSet, UnfinishedRun
 from harness.records.metrics import Metric, number
 from harness.records.metrics import metric as shown
 from harness.records.published import PublishedResult
@@ -199,7 +199,15 @@ def _run_lines(group: Group) -> list[str]:
         metric = headline(every[0].scenario, every)
         for runs in group.all_runs:
             lines += [f"    {_run_line(a, d, r, metric)}" for a, d, r in group.labelled(runs)]
+    for runs in group.all_runs:
+        lines += [f"    {_unfinished_line(group, u)}" for u in runs.unfinished]
     return lines
+
+
+def _unfinished_line(group: Group, run: UnfinishedRun) -> str:
+    """A trial that left no result: listed, marked, with its marker's cause (never dropped)."""
+    label = run.path.relative_to(group.path).as_posix()
+    return f"{label:<14} INCOMPLETE  no result: {run.cause}  {run.path}"
 
 
 def _run_line(label: str, run_dir: Path, result: RunResult, metric: Metric) -> str:
