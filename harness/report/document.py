@@ -13,12 +13,14 @@ from harness.published.describe import describe
 from harness.records.fingerprint import Fingerprint
 from harness.records.group import Group
 from harness.records.layout import DETAIL_LOG, RESULT_FILE, SUMMARY_LOG, TELEMETRY_FILE
+from harness.records.loadsweep import LoadSweep
 from harness.records.published import PublishedResult
 from harness.records.trust import Trust
 from harness.report.badges import TrustOf, default_trust, trust_sentence
 from harness.report.blocks import Block, Bullets, Heading, Para, Table
 from harness.report.cells import slug
 from harness.report.figures import latency_blocks, telemetry_blocks, utilization_blocks
+from harness.report.loadreport import load_blocks
 from harness.report.machine import machine_label, machine_rows
 from harness.report.summary import (
     SUMMARY_HEADER,
@@ -39,8 +41,12 @@ def build_report(
     *,
     links_from: Path | None = None,
     trust: TrustOf | None = None,
+    loads: Sequence[tuple[LoadSweep, str]] = (),
 ) -> list[Block]:
     """Every section of the report, in order, for any renderer.
+
+    `loads`: load sweeps (harness sweep --server-rates) and where each was found, each drawn
+    as latency against achieved rate after the groups.
 
     Links to each run's raw files are relative to `links_from`, the directory the page is
     written to; without it they are absolute file:// URLs. `trust` gives each group's and
@@ -49,7 +55,8 @@ def build_report(
     """
     trust_of = trust or default_trust
     sections = _sections(groups)
-    blocks: list[Block] = [Heading(1, page_title(groups, published)), Para(_context(groups))]
+    title = page_title(groups, published) if groups or not loads else "Load sweep"
+    blocks: list[Block] = [Heading(1, title), Para(_context(groups))]
     results = [r for g in groups for runs in g.all_runs for r in runs.results]
     if any(r.outcome.profile == "quick" for r in results):
         blocks.append(Para("Quick profile: shortened LoadGen runs, NOT valid for MLPerf."))
@@ -62,6 +69,8 @@ def build_report(
     blocks += _contents(sections, published)
     for section in sections:
         blocks += _group(section, links_from, trust_of(section.group))
+    for sweep, where in loads:
+        blocks += load_blocks(sweep, where)
     return blocks + _machines(sections) + _published(published, trust_of)
 
 
