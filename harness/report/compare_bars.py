@@ -52,11 +52,16 @@ def clipped_notes(c: Comparison, row: Row, span: float) -> list[str]:
     for i, cell in enumerate(row.cells[1:], start=1):
         cut = _clipped(cell.interval, span) if cell.ratio is not None else (False, False)
         if cut[0] or cut[1]:
-            ends = " and ".join(w for w, on in zip(("lower", "upper"), cut, strict=True) if on)
+            ends = (
+                "both ends (arrows)"
+                if all(cut)
+                else f"its {'lower' if cut[0] else 'upper'} end (arrow)"
+            )
+            shown = interval_text(cell)
+            what = "is unbounded" if shown == "unbounded" else f"{shown} runs past the axis"
             out.append(
-                f"{names[i]}: the interval {interval_text(cell)} runs past the axis at its "
-                f"{ends} end (arrow): a log axis cannot show a bound at or below zero or "
-                "beyond its range"
+                f"{names[i]}: the interval {what} at {ends}: a log axis cannot show a bound "
+                "at or below zero, or beyond its range"
             )
     return out
 

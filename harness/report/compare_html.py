@@ -51,6 +51,7 @@ svg text { font: 12px system-ui, sans-serif; fill: #1a1a1a; }
 details.unfairness { margin: 1rem 0; border: 1px solid #ddd; padding: 0.4rem 0.8rem; }
 details.unfairness summary { font-weight: 600; cursor: pointer; }
 h4.bad { color: #c62828; }
+.scroll { max-width: 100%; overflow-x: auto; }
 """
 
 
@@ -142,7 +143,8 @@ def _headline(c: Comparison) -> list[str]:
     better = "higher" if metric.higher_is_better else "lower"
     return [
         f"<h2>Headline: {safe.text(metric.title)}, {better} is better</h2>",
-        f'<table class="headline"><tr>{cells}</tr>{"".join(body)}</table>',
+        f'<div class="scroll"><table class="headline"><tr>{cells}</tr>{"".join(body)}'
+        "</table></div>",
     ]
 
 
@@ -178,7 +180,7 @@ def _sides(c: Comparison) -> str:
         f"<tr><th>{safe.text(name)}</th>{''.join(f'<td>{safe.text(v)}</td>' for v in values)}</tr>"
         for name, values in rows
     )
-    return f'<table class="sides"><tr>{header}</tr>{body}</table>'
+    return f'<div class="scroll"><table class="sides"><tr>{header}</tr>{body}</table></div>'
 
 
 def _bars(c: Comparison) -> list[str]:
@@ -217,4 +219,4 @@ def _table(header: list[str], body: list[list[str]]) -> str:
     rows = "".join(
         "<tr>" + "".join(cell("td", i, v) for i, v in enumerate(row)) + "</tr>" for row in body
     )
-    return f'<table class="metrics"><tr>{head}</tr>{rows}</table>'
+    return f'<div class="scroll"><table class="metrics"><tr>{head}</tr>{rows}</table></div>'
