@@ -12,6 +12,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.analysis.groups import group_warnings, warning_count
 from harness.analysis.spread import metric_spreads
 from harness.analysis.trials import trial_stats
 from harness.analysis.values import headline, metric_values, value_of
@@ -52,10 +53,17 @@ def render_group(
         lines += [f"  {key:<11} {value}" for key, value in trust_rows(trust)]
     if group.sweep is None:
         lines += _trials_table(group.runs)
+        placed = [(w, t) for w, t in group_warnings(group) if w != "trials"]  # flags: above
+        lines += _grouped_warnings(placed, len(group.results))
     elif sweep is None:
         raise ValueError(f"{name}: a sweep group is rendered from its sweep.json record")
     else:
         lines += _sweep_lines(group, sweep)
+    count = warning_count(group)
+    lines.append(
+        f"  {count} warning{'s' * (count != 1)} in all, each distinct one counted once "
+        "(as the report and the site count them)"
+    )
     return "\n".join([*lines, *_run_lines(group)])
 
 
@@ -121,17 +129,7 @@ def _sweep_lines(group: Group, sweep: SweepFile) -> list[str]:
         f"  sweep: saturation at batch {sweep.saturation_batch}{certainty}, best at batch "
         f"{sweep.best_batch}, stopped: {sweep.stopped}"
     )
-    return lines + _grouped_warnings(sweep_warnings(group), runs)
-
-
-def sweep_warnings(group: Group) -> list[Placed]:
-    """(where, text) for each point's spread flags and each of its runs' warnings."""
-    out: list[Placed] = []
-    for point in group.sweep.points if group.sweep else ():
-        spreads = metric_spreads(point.runs.results, requested=point.runs.requested)
-        out += [(f"batch {point.batch_size}", s.flag) for s in spreads if s.flag]
-        out += [(label, w) for label, _, r in group.labelled(point.runs) for w in r.warnings]
-    return out
+    return lines + _grouped_warnings(group_warnings(group), runs)
 
 
 def _sweep_table(sweep: SweepFile) -> list[str]:

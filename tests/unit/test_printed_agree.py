@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.analysis.groups import group_warnings, warning_count
+from harness.analysis.groups import distinct_warnings, group_warnings, warning_count
 from harness.cli import main
 from harness.files import mark_incomplete
 from harness.report.document import build_report
@@ -30,6 +30,18 @@ def test_a_groups_warnings_are_counted_once_on_the_site_and_in_its_report(
     table = next(b for b in build_report([group]) if getattr(b, "header", None) == SUMMARY_HEADER)
     column = SUMMARY_HEADER.index("warnings")
     assert [r[column] for r in table.rows] == [str(warning_count(group))]  # type: ignore[attr-defined]
+
+
+def test_show_prints_the_same_count_and_every_warning_it_counts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    group = load_group(REPORTS / "trials-epyc")
+    assert main(["show", str(REPORTS / "trials-epyc")]) == 0
+    out = capsys.readouterr().out
+    count = warning_count(group)
+    assert f"  {count} warnings in all, each distinct one counted once" in out
+    for text in distinct_warnings(group):  # each one the report lists, show prints too
+        assert text in out
 
 
 def test_show_lists_an_incomplete_trial_marked(
