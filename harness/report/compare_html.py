@@ -68,7 +68,7 @@ def render_compare_html(c: Comparison) -> str:
             f"<style>{PAGE_CSS}{CSS}</style></head>",
             "<body>",
             f"<h1>{safe.text(title)}</h1>",
-            compare_body(c),
+            compare_body(c, reference="the first result given"),
             "</body></html>",
         ]
     )
