@@ -9,7 +9,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -166,17 +166,17 @@ def _write(
         _write_entry(entry, site / "entries" / entry.slug, boards, created)
     kinds = {e.slug: e.kind for e in entries}
     sources = {e.slug: e.source for e in entries}
-    compared = set()
+    compared: dict[str, Sides] = {}
     for board in boards:
         sides = comparison_sides(board, kinds, sources, reference)
         if len(sides.rows) > 1:
             _write_compare(board, sides, site / "compare" / board.slug, created)
-            compared.add(board.slug)
+            compared[board.slug] = sides
     atomic_write_text(site / CSS_FILE, CSS + COMPARE_CSS)
     atomic_write_text(site / JS_FILE, JS)
     index = index_page(entries, boards, skipped, roots=roots, created=created, compared=compared)
     atomic_write_text(site / INDEX_HTML, index)
-    atomic_write_text(site / SITE_FILE, _site_json(entries, boards, skipped, created))
+    atomic_write_text(site / SITE_FILE, _site_json(entries, boards, skipped, created, compared))
     return Site(
         index=site / INDEX_HTML,
         entries=tuple(entries),
@@ -264,7 +264,11 @@ def _write_compare(board: Board, sides: Sides, directory: Path, created: str) ->
 
 
 def _site_json(
-    entries: Sequence[Entry], boards: Sequence[Board], skipped: Sequence[Skipped], created: str
+    entries: Sequence[Entry],
+    boards: Sequence[Board],
+    skipped: Sequence[Skipped],
+    created: str,
+    compared: Mapping[str, Sides],
 ) -> str:
     data: JsonObject = {
         "schema_version": SITE_SCHEMA_VERSION,
@@ -276,9 +280,21 @@ def _site_json(
             for e in entries
         ],
         "boards": [
-            {"model": b.model, "scenario": b.scenario, "rows": [r.label for r in b.rows]}
+            {
+                "model": b.model,
+                "scenario": b.scenario,
+                "rows": [r.label for r in b.rows],
+                **_compared(compared.get(b.slug)),
+            }
             for b in boards
         ],
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in skipped],
     }
     return json.dumps(data, indent=2) + "\n"
+
+
+def _compared(sides: Sides | None) -> JsonObject:
+    """What a board's comparison page is against, and why; nothing for a board without one."""
+    if sides is None:
+        return {}
+    return {"reference": sides.rows[0].label, "reference_rule": sides.reason}

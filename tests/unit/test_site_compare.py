@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 
@@ -44,6 +45,9 @@ def test_the_page_is_compare_html_with_a_local_reference_not_a_pre_dump(built: S
     assert page.index('<table class="headline">') < page.index('<details class="unfairness"')
     assert page.index('<table class="metrics"') < page.index("Intended differences (precision")
     assert "only results of the same scenario are compared" in page
+    boards = json.loads((built.index.parent / "site.json").read_text())["boards"]
+    ss = next(b for b in boards if (b["model"], b["scenario"]) == ("tiny", "SingleStream"))
+    assert (ss["reference"], ss["reference_rule"]) == ("trials-epyc", NEWEST_VALID)
 
 
 def test_a_board_of_published_records_only_says_so(built: Site) -> None:
