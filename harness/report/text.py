@@ -9,7 +9,7 @@ A fleet or a bundle is the text of each result it holds; a published record its 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from harness.analysis.groups import group_warnings, warning_count
@@ -33,13 +33,18 @@ Placed = tuple[str, str]  # (where, text): "batch 4" for a point's spread, else 
 
 
 def render_group(
-    group: Group, name: str, sweep: SweepFile | None = None, trust: Trust | None = None
+    group: Group,
+    name: str,
+    sweep: SweepFile | None = None,
+    trust: Trust | None = None,
+    said: Collection[str] = (),
 ) -> str:
     """The group as one block of text, titled `name` (its directory, as the user gave it).
 
     `sweep` is a sweep group's sweep.json as recorded: what it skipped and how sure its
     verdict is are there only. A run is its summary. `trust` (harness.inspect.trust): its
-    tier and badges, below the title.
+    tier and badges, below the title. `said`: run warnings this command printed already,
+    word for word: a trials group leaves them out of its list (its count still holds them).
 
     Raises:
         ValueError: a sweep group without its `sweep`.
@@ -53,7 +58,7 @@ def render_group(
         lines += [f"  {key:<11} {value}" for key, value in trust_rows(trust)]
     if group.sweep is None:
         lines += _trials_table(group.runs)
-        placed = [(w, t) for w, t in group_warnings(group) if w != "trials"]  # flags: above
+        placed = [(w, t) for w, t in group_warnings(group) if w != "trials" and t not in said]
         lines += _grouped_warnings(placed, len(group.results))
     elif sweep is None:
         raise ValueError(f"{name}: a sweep group is rendered from its sweep.json record")
