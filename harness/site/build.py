@@ -89,6 +89,7 @@ def build_site(
     if not found.found:
         where = ", ".join(str(r) for r in roots)
         raise ResultError(f"{where}: no run, group, bundle, fleet or published result found")
+    _check_reference(reference, found, roots)
     created = now().strftime("%Y-%m-%d %H:%M UTC")
     staging = _staging(out)
     try:
@@ -97,6 +98,18 @@ def build_site(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return dataclasses.replace(site, index=out / INDEX_HTML)
+
+
+def _check_reference(reference: Sequence[Path], found: Discovery, roots: Sequence[Path]) -> None:
+    """Refuse a --reference that names no result the site holds (a typo would pass unseen)."""
+    results = {item.path.resolve() for item in found.found}
+    for path in reference:
+        if path.resolve() not in results:
+            where = ", ".join(str(r) for r in roots)
+            raise ResultError(
+                f"{path}: --reference names no result found under {where}; pass a run, "
+                "trials, sweep, fleet or bundle path as the index lists it under 'found at'"
+            )
 
 
 def check_out(out: Path) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import main
+from harness.errors import ERROR_CODES, ResultError
 from harness.site.build import Site, build_site
 from harness.site.comparisons import comparison_sides, deduplicated, pick_reference
 from tests.unit.test_site import _results
@@ -88,3 +90,24 @@ def test_only_published_records_make_the_reference_a_published_one(built: Site) 
     incomplete = [r for r in board.rows if r.label == "trials-xeon"]
     row, why = pick_reference(incomplete, {}, ())
     assert row.label == "trials-xeon" and "none is VALID and complete" in why
+
+
+def test_the_cli_takes_a_reference_and_refuses_one_it_cannot_find(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    results = _results(tmp_path / "results", ("trials-epyc", "trials-xeon"))
+    xeon = results / "runs" / "trials-xeon"
+    out = tmp_path / "site"
+    assert main(["site", str(results), "--out", str(out), "--reference", str(xeon)]) == 0
+    assert "<strong>trials-xeon</strong> (chosen with --reference)" in _page_at(out)
+    typo = results / "runs" / "trials-xenon"
+    capsys.readouterr()
+    code = main(["site", str(results), "--out", str(tmp_path / "other"), "--reference", str(typo)])
+    err = capsys.readouterr().err
+    assert code == ERROR_CODES[ResultError].code
+    assert f"error: {typo}: --reference names no result found under {results}" in err
+    assert not (tmp_path / "other").exists()
+
+
+def _page_at(site: Path) -> str:
+    return (site / "compare" / "tiny-singlestream" / "index.html").read_text(encoding="utf-8")
