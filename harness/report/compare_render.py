@@ -129,7 +129,8 @@ def change_words(metric: Metric, cell: Cell) -> str:
         return "same (within 0.05 %)"
     if gain >= FACTOR_WORDS or gain <= 1 / FACTOR_WORDS:
         factor, word = (gain, up) if gain > 1 else (1 / gain, down)
-        return f"{factor:.2f}{TIMES} {word}"
+        shown = f"{factor:,.0f}" if factor >= 100 else f"{factor:.2f}"
+        return f"{shown}{TIMES} {word}"
     percent = (cell.ratio - 1) * 100
     sign = "+" if percent > 0 else MINUS
     return f"{sign}{abs(percent):.1f} % ({up if gain > 1 else down})"

@@ -168,6 +168,7 @@ def test_ratios_read_in_words_with_the_catalogue_direction() -> None:
     assert change_words(p90, cell(2.5)) == "2.50\u00d7 slower"
     assert change_words(ACCURACY[0], cell(0.97)) == "\u22123.0 % (worse)"
     assert change_words(THROUGHPUT, cell(1.0)).startswith("same")
+    assert change_words(THROUGHPUT, cell(1 / 19674.2)) == "19,674\u00d7 slower"
 
 
 def test_numbers_are_right_aligned() -> None:
