@@ -282,6 +282,11 @@ def _group_raw_rows(group: Group, entry_dir: Path) -> list[tuple[str, list[str]]
             name = label if label == group.label else f"{group.label} / {label}"
             files = [f for f in RAW_FILES if (run_dir / f).is_file()]
             rows.append((name, [safe.link(_rel(run_dir / f, entry_dir), f) for f in files]))
+        for unfinished in runs.unfinished:  # listed, marked: never dropped
+            run_dir = unfinished.path
+            name = f"{group.label} / {run_dir.name} (INCOMPLETE: {unfinished.cause})"
+            files = [f for f in RAW_FILES if (run_dir / f).is_file()]
+            rows.append((name, [safe.link(_rel(run_dir / f, entry_dir), f) for f in files]))
     return rows
 
 

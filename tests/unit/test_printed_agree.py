@@ -68,3 +68,18 @@ def test_a_directory_without_a_marker_is_not_a_trial(tmp_path: Path) -> None:
     shutil.copytree(REPORTS / "trials-xeon", group)
     (group / "notes").mkdir()  # a user's folder beside the trials: neither listed nor read
     assert load_group(group).runs.unfinished == ()
+
+
+def test_the_site_lists_an_incomplete_trial_among_the_raw_files(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    group = results / "runs" / "trials-xeon"
+    shutil.copytree(REPORTS / "trials-xeon", group)
+    (group / "trial-3").mkdir()
+    mark_incomplete(group / "trial-3", "interrupted by SIGINT during the timed test", 130)
+    site = build_site([results], tmp_path / "site")
+    entry = next(e for e in site.entries if e.title == "trials-xeon")
+    page = (site.index.parent / "entries" / entry.slug / "index.html").read_text()
+    assert "trials-xeon / trial-3 (INCOMPLETE: interrupted by SIGINT during the timed test)" in (
+        page
+    )
+    assert 'href="data/trials-xeon/trial-3/INCOMPLETE"' in page
