@@ -179,6 +179,15 @@ def _runs(g: Group, links_from: Path | None) -> list[Block]:
         )
         for runs in g.all_runs
         for label, run_dir, r in g.labelled(runs)
+    ) + tuple(  # a trial that left no result: listed, marked, never dropped
+        (
+            u.path.relative_to(g.path).as_posix(),
+            f"INCOMPLETE: {u.cause}",
+            "not measured",
+            _files(u.path, links_from),
+        )
+        for runs in g.all_runs
+        for u in runs.unfinished
     )
     if not rows:
         return []

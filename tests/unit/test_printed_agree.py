@@ -83,3 +83,5 @@ def test_the_site_lists_an_incomplete_trial_among_the_raw_files(tmp_path: Path) 
         page
     )
     assert 'href="data/trials-xeon/trial-3/INCOMPLETE"' in page
+    report = (site.index.parent / "entries" / entry.slug / "report" / "report.md").read_text()
+    assert "| trial-3 | INCOMPLETE: interrupted by SIGINT during the timed test |" in report
