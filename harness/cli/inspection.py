@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from harness.fingerprint.survey import Survey
     from harness.inspect.opener import Member, Opened
     from harness.records.group import Group
+    from harness.records.loadsweep import LoadSweep
     from harness.records.published import PublishedResult
     from harness.records.scripting import ShowEntry
     from harness.records.trust import Trust
@@ -135,12 +136,21 @@ def _report(args: argparse.Namespace) -> int:
     first = args.dirs[0]
     out = args.out or (first.parent if first.is_file() else first) / "report"
     _check_out_dir(out)
+    from harness.records.layout import LOAD_FILE
+    from harness.results.loadfile import read_load
+
+    loads = [(read_load(p / LOAD_FILE), str(p)) for p in args.dirs if (p / LOAD_FILE).is_file()]
+    dirs = [p for p in args.dirs if not (p / LOAD_FILE).is_file()]  # a load sweep: its plot
     with contextlib.ExitStack() as stack:
-        pairs = [pair for path in args.dirs for pair in _load_trusted(path, args.trust, stack)]
-        return _write_report(out, pairs)
+        pairs = [pair for path in dirs for pair in _load_trusted(path, args.trust, stack)]
+        return _write_report(out, pairs, loads)
 
 
-def _write_report(out: Path, pairs: list[tuple[Group | PublishedResult, Trust]]) -> int:
+def _write_report(
+    out: Path,
+    pairs: list[tuple[Group | PublishedResult, Trust]],
+    loads: Sequence[tuple[LoadSweep, str]] = (),
+) -> int:
     from harness.files import atomic_write_text
     from harness.records.group import Group
     from harness.report.html import render_html
@@ -154,9 +164,11 @@ def _write_report(out: Path, pairs: list[tuple[Group | PublishedResult, Trust]])
         return next(t for s, t in pairs if s is side)
 
     images = _make_out_dir(out / "images")
-    markdown = render_markdown(groups, images_dir=images, published=published, trust=trust_of)
+    markdown = render_markdown(
+        groups, images_dir=images, published=published, trust=trust_of, loads=loads
+    )
     atomic_write_text(out / REPORT_MD, markdown)
-    page = render_html(groups, published, out_dir=out, trust=trust_of)
+    page = render_html(groups, published, out_dir=out, trust=trust_of, loads=loads)
     atomic_write_text(out / REPORT_HTML, page)
     _say(f"{out / REPORT_MD}\n{out / REPORT_HTML}")
     return 0

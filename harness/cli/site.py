@@ -15,7 +15,7 @@ P = TypeVar("P", bound=argparse.ArgumentParser)  # whichever parser class the CL
 
 
 def add_site_verb(verbs: argparse._SubParsersAction[P]) -> None:
-    """`harness site DIR... --out SITE [--trust KEY.pub]`."""
+    """`harness site DIR... --out SITE [--reference RESULT] [--trust KEY.pub]`."""
     verb = verbs.add_parser(
         "site",
         help="a static website of every run, group, sweep, bundle, fleet and published result",
@@ -34,6 +34,17 @@ def add_site_verb(verbs: argparse._SubParsersAction[P]) -> None:
         metavar="SITE",
         help="the site's directory: new, empty, or a site this command made (replaced whole)",
     )
+    verb.add_argument(
+        "--reference",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RESULT",
+        help="a result (its directory or bundle, as found under RESULTS_DIR) every comparison "
+        "page of its leaderboard is against; repeat for several boards. Default: on each board "
+        "the newest local result that is VALID and complete, else the newest local one, and a "
+        "published record only where nothing on the board was measured here",
+    )
     add_trust_option(verb)
     verb.set_defaults(func=_site)
 
@@ -42,7 +53,7 @@ def _site(args: argparse.Namespace) -> int:
     """Build the site; print its index page; exit non-zero if a result could not be read."""
     from harness.site.build import build_site
 
-    site = build_site(args.dirs, args.out, trust=args.trust)
+    site = build_site(args.dirs, args.out, trust=args.trust, reference=args.reference)
     for skipped in site.skipped:
         lead = "error" if skipped.failed else "note"
         line = f"{lead}: {skipped.path}: not in the site: {skipped.reason}"

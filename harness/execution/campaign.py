@@ -121,7 +121,8 @@ def run_trials(
             stream.write(brief_trials(batch, trials_file) + "\n")
         else:  # the group as `show` prints it
             loaded = load_group(group)
-            stream.write(render_group(loaded, str(group), trust=_trust(loaded)) + "\n")
+            text = render_group(loaded, str(group), trust=_trust(loaded), said=out.said)
+            stream.write(text + "\n")
     return group
 
 

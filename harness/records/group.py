@@ -14,6 +14,14 @@ GroupKind = Literal["run", "trials", "sweep"]
 
 
 @dataclass(frozen=True, kw_only=True)
+class UnfinishedRun:
+    """A run directory of a group that holds no result: its INCOMPLETE marker's cause."""
+
+    path: Path
+    cause: str
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunSet:
     """Runs of one configuration: a single run, or the trials of a trials group."""
 
@@ -23,6 +31,7 @@ class RunSet:
     stats: TrialStats | None  # trials.json's statistics; None for a single run
     metric: str | None  # the metric the statistics are over
     requested: int
+    unfinished: tuple[UnfinishedRun, ...] = ()  # trials left INCOMPLETE, listed, never measured
 
 
 @dataclass(frozen=True, kw_only=True)

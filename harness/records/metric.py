@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 SpreadRule = Literal["trials", "beside", "none"]
+# A time or a rate: its change reads "faster" or "slower"; any other metric "better" or "worse".
+SPEED_UNITS = frozenset({"ns", "us", "ms", "s", "samples/s", "queries/s", "tokens/s", "TFLOP/s"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,6 +36,11 @@ class Metric:
     published: str | None = None  # its path in published.json; None: a published result lacks it
     path: tuple[str, ...] = ()  # its path from a result, where the key's dots would mislead
     stored_unit: str | None = None  # the stored value's unit where `scale` converts it
+
+    @property
+    def speed(self) -> bool:
+        """A time or a rate: a change of it reads as faster or slower (else better or worse)."""
+        return self.unit in SPEED_UNITS
 
     @property
     def value_unit(self) -> str:

@@ -38,6 +38,7 @@ from harness.records.metric import percent as percent
 
 SOURCE_PREFIX = "telemetry.sources."
 NS_TO_MS = 1e-6
+# Units of a time or a rate: a ratio of them reads "1.8x faster", others "better" or "worse".
 
 
 def _latency(name: str, label: str) -> Metric:

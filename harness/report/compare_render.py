@@ -23,6 +23,10 @@ TIER_TITLES = (
 )
 EXTRA_TITLE = "Also measured by the harness (not MLPerf metrics of this scenario)"
 MIN_LABEL_WIDTH = 12
+FACTOR_WORDS = 1.25  # from a quarter better (or 20 % worse) on, a factor reads better than a %
+SAME_WITHIN = 0.0005
+TIMES = "\u00d7"  # the multiplication sign, as in "1.80\u00d7 faster"
+MINUS = "\u2212"  # the minus sign, as in "\u221212.0 %"
 GAP = "  "
 
 
@@ -61,7 +65,8 @@ def headline_text(c: Comparison, pair: Pair) -> str:
     judged = judgement(head.metric, cell)
     found = judged if judged in ("n/a", "n.s.") else f"{names[pair.index]} is {judged}"
     return (
-        f"{names[pair.index]}/{names[0]} = {ratio_text(cell)} on {head.metric.title} "
+        f"{names[pair.index]}/{names[0]} = {ratio_text(cell)} ({change_words(head.metric, cell)}) "
+        f"on {head.metric.title} "
         f"({better} is better; {found}, p {p_text(cell)})"
     )
 
@@ -96,13 +101,39 @@ def ratio_text(cell: Cell) -> str:
 
 
 def interval_text(cell: Cell) -> str:
-    """The ratio's confidence interval, "1.20-1.33", "unbounded", or "n/a" (one trial)."""
+    """The ratio's confidence interval, "[1.20, 1.33]", "unbounded", or "n/a" (one trial).
+
+    Brackets, never a dash: a negative bound (Fieller's, for a noisy denominator) would
+    otherwise read as a range like "-0.03-1.14".
+    """
     if cell.interval is None:
         return "n/a"
     low, high = cell.interval
     if low == float("-inf") or high == float("inf"):
         return "unbounded"
-    return f"{low:.2f}-{high:.2f}"
+    return f"[{low:.2f}, {high:.2f}]"
+
+
+def change_words(metric: Metric, cell: Cell) -> str:
+    """The ratio as people say it: "1.80x faster", "2.10x slower", "-12 %", "+4.0 %".
+
+    The direction is the catalogue's (Metric.higher_is_better): a latency halved is "2.00x
+    faster". Changes under FACTOR_WORDS read as the value's own change in percent, with
+    "better" or "worse" (or "faster" or "slower" for a time or a rate) beside it.
+    """
+    if cell.ratio is None or cell.ratio <= 0:
+        return "n/a"
+    gain = cell.ratio if metric.higher_is_better else 1 / cell.ratio
+    up, down = ("faster", "slower") if metric.speed else ("better", "worse")
+    if abs(gain - 1) < SAME_WITHIN:
+        return "same (within 0.05 %)"
+    if gain >= FACTOR_WORDS or gain <= 1 / FACTOR_WORDS:
+        factor, word = (gain, up) if gain > 1 else (1 / gain, down)
+        shown = f"{factor:,.0f}" if factor >= 100 else f"{factor:.2f}"
+        return f"{shown}{TIMES} {word}"
+    percent = (cell.ratio - 1) * 100
+    sign = "+" if percent > 0 else MINUS
+    return f"{sign}{abs(percent):.1f} % ({up if gain > 1 else down})"
 
 
 def p_text(cell: Cell) -> str:
@@ -132,6 +163,13 @@ def legend(c: Comparison) -> str:
     )
 
 
+WORDS_LEGEND = (
+    "X vs A: the ratio of the medians in words, the direction the metric's (a lower latency "
+    f'is faster): a factor from {FACTOR_WORDS:g} on ("1.80\u00d7 faster"), else the value\'s '
+    'change in percent ("\u221212.0 % (slower)").'
+)
+
+
 def side_lines(c: Comparison) -> list[tuple[str, str, str]]:
     """(letter, label, "name value; …") per side, from the info rows."""
     names = letters(c)
@@ -153,23 +191,28 @@ def difference_sections(c: Comparison) -> list[tuple[str, tuple[str, ...]]]:
     return found
 
 
-def header_cells(c: Comparison, others: Sequence[int]) -> list[str]:
-    """Column names of a metric table: the first side against each side in `others`."""
+def header_cells(c: Comparison, others: Sequence[int], *, words: bool = False) -> list[str]:
+    """Column names of a metric table: the first side against each side in `others`.
+
+    `words`: the ratio's column reads "B vs A" (row_cells' words), else "B/A".
+    """
     names = letters(c)
     cells = ["metric", names[0]]
     for i in others:
-        cells += [names[i], f"{names[i]}/{names[0]}", f"{c.confidence * 100:g}% CI", "p"]
+        against = f"{names[i]} vs {names[0]}" if words else f"{names[i]}/{names[0]}"
+        cells += [names[i], against, f"{c.confidence * 100:g}% CI", "p"]
         cells.append(f"{names[i]} is")
     return cells
 
 
-def row_cells(row: Row, others: Sequence[int]) -> list[str]:
-    """One metric's cells, in header_cells' order."""
+def row_cells(row: Row, others: Sequence[int], *, words: bool = False) -> list[str]:
+    """One metric's cells, in header_cells' order; `words`: ratios as change_words says them."""
     metric, reference = row.metric, row.cells[0]
     cells = [metric.title, metric.format(reference.value)]
     for i in others:
         cell = row.cells[i]
-        cells += [metric.format(cell.value), ratio_text(cell), interval_text(cell), p_text(cell)]
+        ratio = change_words(metric, cell) if words else ratio_text(cell)
+        cells += [metric.format(cell.value), ratio, interval_text(cell), p_text(cell)]
         cells.append(judgement(metric, cell))
     return cells
 

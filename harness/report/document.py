@@ -8,11 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from harness.analysis.groups import group_warnings
+from harness.analysis.groups import group_warnings, warning_count
 from harness.published.describe import describe
 from harness.records.fingerprint import Fingerprint
 from harness.records.group import Group
 from harness.records.layout import DETAIL_LOG, RESULT_FILE, SUMMARY_LOG, TELEMETRY_FILE
+from harness.records.loadsweep import LoadSweep
 from harness.records.published import PublishedResult
 from harness.records.runlabel import shared_label
 from harness.records.trust import Trust
@@ -20,6 +21,7 @@ from harness.report.badges import TrustOf, default_trust, trust_sentence
 from harness.report.blocks import Block, Bullets, Heading, Para, Table
 from harness.report.cells import slug
 from harness.report.figures import latency_blocks, telemetry_blocks, utilization_blocks
+from harness.report.loadreport import load_blocks
 from harness.report.machine import machine_label, machine_rows
 from harness.report.summary import (
     SUMMARY_HEADER,
@@ -41,8 +43,12 @@ def build_report(
     *,
     links_from: Path | None = None,
     trust: TrustOf | None = None,
+    loads: Sequence[tuple[LoadSweep, str]] = (),
 ) -> list[Block]:
     """Every section of the report, in order, for any renderer.
+
+    `loads`: load sweeps (harness sweep --server-rates) and where each was found, each drawn
+    as latency against achieved rate after the groups.
 
     Links to each run's raw files are relative to `links_from`, the directory the page is
     written to; without it they are absolute file:// URLs. `trust` gives each group's and
@@ -51,19 +57,22 @@ def build_report(
     """
     trust_of = trust or default_trust
     sections = _sections(groups)
-    blocks: list[Block] = [Heading(1, page_title(groups, published)), Para(_context(groups))]
+    title = page_title(groups, published) if groups or not loads else "Load sweep"
+    blocks: list[Block] = [Heading(1, title), Para(_context(groups))]
     results = [r for g in groups for runs in g.all_runs for r in runs.results]
     if any(r.outcome.profile == "quick" for r in results):
         blocks.append(Para("Quick profile: shortened LoadGen runs, NOT valid for MLPerf."))
     if sections:
         rows = tuple(
-            summary_row(s.group, f"[{n}](#{s.anchor})", _warning_count(s.group), trust_of(s.group))
+            summary_row(s.group, f"[{n}](#{s.anchor})", warning_count(s.group), trust_of(s.group))
             for n, s in enumerate(sections, start=1)
         )
         blocks += [Table(SUMMARY_HEADER, rows), Para(SUMMARY_NOTE)]
     blocks += _contents(sections, published)
     for section in sections:
         blocks += _group(section, links_from, trust_of(section.group))
+    for sweep, where in loads:
+        blocks += load_blocks(sweep, where)
     return blocks + _machines(sections) + _published(published, trust_of)
 
 
@@ -181,6 +190,15 @@ def _runs(g: Group, links_from: Path | None) -> list[Block]:
         )
         for runs in g.all_runs
         for label, run_dir, r in g.labelled(runs)
+    ) + tuple(  # a trial that left no result: listed, marked, never dropped
+        (
+            u.path.relative_to(g.path).as_posix(),
+            f"INCOMPLETE: {u.cause}",
+            "not measured",
+            _files(u.path, links_from),
+        )
+        for runs in g.all_runs
+        for u in runs.unfinished
     )
     if not rows:
         return []
@@ -227,10 +245,6 @@ def _machines(sections: Sequence[_Section]) -> list[Block]:
             Table(("part", "what was read"), tuple(machine_rows(fp))),
         ]
     return blocks
-
-
-def _warning_count(g: Group) -> int:
-    return len({text for _, text in group_warnings(g)})
 
 
 def _warnings(g: Group) -> list[Block]:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.records.group import Group
+from harness.records.loadsweep import LoadSweep
 from harness.records.published import PublishedResult
 from harness.report import safe
 from harness.report.badges import TrustOf
@@ -55,6 +56,7 @@ def render_html(
     *,
     out_dir: Path | None = None,
     trust: TrustOf | None = None,
+    loads: Sequence[tuple[LoadSweep, str]] = (),
 ) -> str:
     """The whole page; it needs no other file and loads nothing from the network.
 
@@ -62,7 +64,7 @@ def render_html(
     without it they are file:// URLs, which no page links (harness.report.safe): text only.
     Every value is escaped and every link allowed by scheme in harness.report.safe.
     """
-    blocks = build_report(groups, published, links_from=out_dir, trust=trust)
+    blocks = build_report(groups, published, links_from=out_dir, trust=trust, loads=loads)
     body = "\n".join(_html(block) for block in blocks)
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'

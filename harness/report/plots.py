@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from harness.errors import DependencyError
 from harness.records.group import Sweep
+from harness.records.loadsweep import LoadSweep
 from harness.records.result import Latencies
 from harness.report.cells import drawn
 from harness.telemetry.base import Sample, Telemetry
@@ -85,6 +86,53 @@ def throughput_figure(sweep: Sweep) -> Figure:
     ax.set_xlabel("batch size (samples per query)")
     ax.set_ylabel("throughput (samples/s)")
     ax.set_ylim(bottom=0)
+    _legend_outside(ax)
+    return fig
+
+
+def load_png(sweep: LoadSweep) -> bytes:
+    """The load sweep's figure as a 2x PNG."""
+    return _png(load_figure(sweep))
+
+
+def load_figure(sweep: LoadSweep) -> Figure:
+    """p50, p90 and p99 latency against the achieved rate; the bound and the knee marked.
+
+    A rate that broke the bound in any trial is drawn hollow; the knee (the highest rate
+    every trial of which met the bound) is a vertical line at its achieved rate.
+    """
+    fig, ax = _axes()
+    points = [(p, p.completed_qps) for p in sweep.points if p.completed_qps is not None]
+    for name, attribute in (("p50", "p50_ns"), ("p90", "p90_ns"), ("p99", "p99_ns")):
+        line = [
+            (x, float(y) / 1e6, p.valid)
+            for p, x in points
+            if (y := getattr(p, attribute)) is not None
+        ]
+        if not line:
+            continue
+        drawn = ax.plot([x for x, _, _ in line], [y for _, y, _ in line], label=name, marker="")
+        colour = drawn[0].get_color()
+        for x, y, ok in line:
+            ax.plot([x], [y], marker="o", color=colour, fillstyle="full" if ok else "none")
+    if sweep.latency_bound_ns:
+        bound = sweep.latency_bound_ns / 1e6
+        ax.axhline(bound, linestyle=":", color="black", label=f"p99 bound {bound:g} ms")
+    knee = next((p for p, _ in points if p.target_qps == sweep.knee_qps), None)
+    if knee is not None and knee.completed_qps is not None:
+        ax.axvline(
+            knee.completed_qps,
+            linestyle="--",
+            color="tab:red",
+            label=f"knee: {knee.completed_qps:,.1f} qps achieved (target {knee.target_qps:g})",
+        )
+    ax.plot([], [], marker="o", color="grey", fillstyle="none", linestyle="", label="bound broken")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_plain_numbers())
+    ax.set_title(f"Latency against achieved rate: {sweep.scenario_name}")
+    ax.set_xlabel("achieved rate (completed queries/s)")
+    ax.set_ylabel("latency (ms, log scale)")
+    ax.set_xlim(left=0)
     _legend_outside(ax)
     return fig
 

@@ -9,14 +9,15 @@ A fleet or a bundle is the text of each result it holds; a published record its 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from harness.analysis.groups import group_warnings, warning_count
 from harness.analysis.spread import metric_spreads
 from harness.analysis.trials import trial_stats
 from harness.analysis.values import headline, metric_values, value_of
 from harness.published.describe import describe
-from harness.records.group import Group, RunSet
+from harness.records.group import Group, RunSet, UnfinishedRun
 from harness.records.metrics import Metric, number
 from harness.records.metrics import metric as shown
 from harness.records.published import PublishedResult
@@ -34,13 +35,18 @@ Placed = tuple[str, str]  # (where, text): "batch 4" for a point's spread, else 
 
 
 def render_group(
-    group: Group, name: str, sweep: SweepFile | None = None, trust: Trust | None = None
+    group: Group,
+    name: str,
+    sweep: SweepFile | None = None,
+    trust: Trust | None = None,
+    said: Collection[str] = (),
 ) -> str:
     """The group as one block of text, titled `name` (its directory, as the user gave it).
 
     `sweep` is a sweep group's sweep.json as recorded: what it skipped and how sure its
     verdict is are there only. A run is its summary. `trust` (harness.inspect.trust): its
-    tier and badges, below the title.
+    tier and badges, below the title. `said`: run warnings this command printed already,
+    word for word: a trials group leaves them out of its list (its count still holds them).
 
     Raises:
         ValueError: a sweep group without its `sweep`.
@@ -56,11 +62,18 @@ def render_group(
         lines += [f"  {key:<11} {value}" for key, value in trust_rows(trust)]
     if group.sweep is None:
         lines += _trials_table(group.runs)
+        placed = [(w, t) for w, t in group_warnings(group) if w != "trials" and t not in said]
+        lines += _grouped_warnings(placed, len(group.results))
     elif sweep is None:
         raise ValueError(f"{name}: a sweep group is rendered from its sweep.json record")
     else:
         lines += _sweep_lines(group, sweep)
     lines.append(f"  memory: {group_memory_line(group.results)}")
+    count = warning_count(group)
+    lines.append(
+        f"  {count} warning{'s' * (count != 1)} in all, each distinct one counted once "
+        "(as the report and the site count them)"
+    )
     return "\n".join([*lines, *_run_lines(group)])
 
 
@@ -126,17 +139,7 @@ def _sweep_lines(group: Group, sweep: SweepFile) -> list[str]:
         f"  sweep: saturation at batch {sweep.saturation_batch}{certainty}, best at batch "
         f"{sweep.best_batch}, stopped: {sweep.stopped}"
     )
-    return lines + _grouped_warnings(sweep_warnings(group), runs)
-
-
-def sweep_warnings(group: Group) -> list[Placed]:
-    """(where, text) for each point's spread flags and each of its runs' warnings."""
-    out: list[Placed] = []
-    for point in group.sweep.points if group.sweep else ():
-        spreads = metric_spreads(point.runs.results, requested=point.runs.requested)
-        out += [(f"batch {point.batch_size}", s.flag) for s in spreads if s.flag]
-        out += [(label, w) for label, _, r in group.labelled(point.runs) for w in r.warnings]
-    return out
+    return lines + _grouped_warnings(group_warnings(group), runs)
 
 
 def _sweep_table(sweep: SweepFile) -> list[str]:
@@ -204,7 +207,15 @@ def _run_lines(group: Group) -> list[str]:
         metric = headline(every[0].scenario, every)
         for runs in group.all_runs:
             lines += [f"    {_run_line(a, d, r, metric)}" for a, d, r in group.labelled(runs)]
+    for runs in group.all_runs:
+        lines += [f"    {_unfinished_line(group, u)}" for u in runs.unfinished]
     return lines
+
+
+def _unfinished_line(group: Group, run: UnfinishedRun) -> str:
+    """A trial that left no result: listed, marked, with its marker's cause (never dropped)."""
+    label = run.path.relative_to(group.path).as_posix()
+    return f"{label:<14} INCOMPLETE  no result: {run.cause}  {run.path}"
 
 
 def _run_line(label: str, run_dir: Path, result: RunResult, metric: Metric) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from harness.errors import ResultError
-from harness.records.group import Group, GroupKind, GroupPoint, RunSet, Sweep
+from harness.files import read_incomplete
+from harness.records.group import Group, GroupKind, GroupPoint, RunSet, Sweep, UnfinishedRun
 from harness.records.layout import LOAD_FILE, RESULT_FILE, SWEEP_FILE, TRIALS_FILE
 from harness.records.runlabel import shared_label, shown_name
 from harness.results.groupfile import SweepFilePoint, read_sweep, read_trials
@@ -61,7 +62,20 @@ def _load_trials(directory: Path) -> RunSet:
         stats=trials.stats,
         metric=trials.metric,
         requested=trials.requested,
+        unfinished=_unfinished(directory, set(trials.runs)),
     )
+
+
+def _unfinished(directory: Path, finished: set[str]) -> tuple[UnfinishedRun, ...]:
+    """The trial directories beside the finished ones that an INCOMPLETE marker names."""
+    found = []
+    for child in sorted(directory.iterdir(), key=lambda p: p.name):
+        if child.name in finished or child.is_symlink() or not child.is_dir():
+            continue
+        marker = read_incomplete(child)
+        if marker is not None:
+            found.append(UnfinishedRun(path=child, cause=marker.cause))
+    return tuple(found)
 
 
 def _load_sweep(directory: Path) -> tuple[Sweep, RunSet]:

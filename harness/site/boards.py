@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.analysis.groups import group_warnings
+from harness.analysis.groups import warning_count
 from harness.analysis.trust import group_trust, published_trust
 from harness.analysis.values import metric_values, published_value_of
 from harness.records.group import Group
@@ -136,7 +136,7 @@ def _group_row(entry: Entry, group: Group, metric: Metric) -> BoardRow:
         headline=group_headline(group, metric),
         validity=_validity(trust),
         runs=runs,
-        warnings=len(group_warnings(group)),
+        warnings=warning_count(group),
         when=first.created_utc[:10],
         side=group,
         trust=trust,

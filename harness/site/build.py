@@ -9,12 +9,11 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import harness
-from harness.analysis.compare import Comparison, compare
 from harness.analysis.trust import with_reproduction
 from harness.errors import HarnessError, ResultError
 from harness.files import atomic_write_text
@@ -31,13 +30,15 @@ from harness.records.layout import (
 )
 from harness.records.published import PublishedResult
 from harness.records.trust import Trust
-from harness.report import safe
 from harness.report.badges import default_trust
-from harness.report.compare_render import render_compare_markdown, render_compare_text
+from harness.report.compare_html import CSS as COMPARE_CSS
+from harness.report.compare_html import compare_body
+from harness.report.compare_render import render_compare_markdown
 from harness.report.html import render_html
 from harness.report.markdown import render_markdown
 from harness.site.assets import CSS, CSS_FILE, JS, JS_FILE
 from harness.site.boards import Board, build_boards
+from harness.site.comparisons import Sides, board_comparison, comparison_sides
 from harness.site.discover import Discovery, Found, Skipped, discover
 from harness.site.entries import Entry, load_entry
 from harness.site.pages import compare_page, entry_page, index_page
@@ -67,12 +68,15 @@ def build_site(
     out: Path,
     *,
     trust: Sequence[Path] = (),
+    reference: Sequence[Path] = (),
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
     judge: Judge = trust_of,
 ) -> Site:
     """Write a static site of every result under `roots` into `out`, replacing it whole.
 
     `judge` gives each result's trust (harness.inspect.trust.trust_of: what its files say).
+    `reference`: results each comparison page is against, where on its board (else the rule
+    of harness.site.comparisons).
 
     A result that cannot be read is left out and listed (Site.skipped, and the index).
 
@@ -85,14 +89,27 @@ def build_site(
     if not found.found:
         where = ", ".join(str(r) for r in roots)
         raise ResultError(f"{where}: no run, group, bundle, fleet or published result found")
+    _check_reference(reference, found, roots)
     created = now().strftime("%Y-%m-%d %H:%M UTC")
     staging = _staging(out)
     try:
-        site = _write(found, roots, staging, (trust, judge), created)
+        site = _write(found, roots, staging, (trust, judge), (created, tuple(reference)))
         _swap(staging, out)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return dataclasses.replace(site, index=out / INDEX_HTML)
+
+
+def _check_reference(reference: Sequence[Path], found: Discovery, roots: Sequence[Path]) -> None:
+    """Refuse a --reference that names no result the site holds (a typo would pass unseen)."""
+    results = {item.path.resolve() for item in found.found}
+    for path in reference:
+        if path.resolve() not in results:
+            where = ", ".join(str(r) for r in roots)
+            raise ResultError(
+                f"{path}: --reference names no result found under {where}; pass a run, "
+                "trials, sweep, fleet or bundle path as the index lists it under 'found at'"
+            )
 
 
 def check_out(out: Path) -> None:
@@ -151,22 +168,28 @@ def _write(
     roots: Sequence[Path],
     site: Path,
     trust: tuple[Sequence[Path], Judge],
-    created: str,
+    when_and_reference: tuple[str, tuple[Path, ...]],
 ) -> Site:
+    created, reference = when_and_reference
     entries, skipped = _load_all(found.found, site, trust)
     entries = with_reproductions(entries)
     skipped = [*found.skipped, *skipped]
     boards = build_boards(entries)
     for entry in entries:
         _write_entry(entry, site / "entries" / entry.slug, boards, created)
+    kinds = {e.slug: e.kind for e in entries}
+    sources = {e.slug: e.source for e in entries}
+    compared: dict[str, Sides] = {}
     for board in boards:
-        if len(board.rows) > 1:
-            _write_compare(board, site / "compare" / board.slug, created)
-    atomic_write_text(site / CSS_FILE, CSS)
+        sides = comparison_sides(board, kinds, sources, reference)
+        if len(sides.rows) > 1:
+            _write_compare(board, sides, site / "compare" / board.slug, created)
+            compared[board.slug] = sides
+    atomic_write_text(site / CSS_FILE, CSS + COMPARE_CSS)
     atomic_write_text(site / JS_FILE, JS)
-    index = index_page(entries, boards, skipped, roots=roots, created=created)
+    index = index_page(entries, boards, skipped, roots=roots, created=created, compared=compared)
     atomic_write_text(site / INDEX_HTML, index)
-    atomic_write_text(site / SITE_FILE, _site_json(entries, boards, skipped, created))
+    atomic_write_text(site / SITE_FILE, _site_json(entries, boards, skipped, created, compared))
     return Site(
         index=site / INDEX_HTML,
         entries=tuple(entries),
@@ -246,20 +269,19 @@ def _with_way_back(page: str) -> str:
     return page.replace("<body>\n", f"<body>\n{nav}", 1)
 
 
-def _write_compare(board: Board, directory: Path, created: str) -> None:
-    comparison = compare([row.side for row in board.rows], trust=[r.trust for r in board.rows])
+def _write_compare(board: Board, sides: Sides, directory: Path, created: str) -> None:
+    comparison = board_comparison(sides)
     atomic_write_text(directory / COMPARE_MD, render_compare_markdown(comparison))
-    body = _compare_body(comparison)
-    atomic_write_text(directory / INDEX_HTML, compare_page(board, body, created))
-
-
-def _compare_body(comparison: Comparison) -> str:
-    """The comparison as HTML: its terminal table, verbatim, in a box that scrolls sideways."""
-    return f'<div class="scroll"><pre>{safe.text(render_compare_text(comparison))}</pre></div>'
+    body = compare_body(comparison, reference=sides.reason)
+    atomic_write_text(directory / INDEX_HTML, compare_page(board, sides, body, created))
 
 
 def _site_json(
-    entries: Sequence[Entry], boards: Sequence[Board], skipped: Sequence[Skipped], created: str
+    entries: Sequence[Entry],
+    boards: Sequence[Board],
+    skipped: Sequence[Skipped],
+    created: str,
+    compared: Mapping[str, Sides],
 ) -> str:
     data: JsonObject = {
         "schema_version": SITE_SCHEMA_VERSION,
@@ -271,9 +293,21 @@ def _site_json(
             for e in entries
         ],
         "boards": [
-            {"model": b.model, "scenario": b.scenario, "rows": [r.label for r in b.rows]}
+            {
+                "model": b.model,
+                "scenario": b.scenario,
+                "rows": [r.label for r in b.rows],
+                **_compared(compared.get(b.slug)),
+            }
             for b in boards
         ],
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in skipped],
     }
     return json.dumps(data, indent=2) + "\n"
+
+
+def _compared(sides: Sides | None) -> JsonObject:
+    """What a board's comparison page is against, and why; nothing for a board without one."""
+    if sides is None:
+        return {}
+    return {"reference": sides.rows[0].label, "reference_rule": sides.reason}

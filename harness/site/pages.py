@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -27,6 +27,7 @@ from harness.report.badges import TIER_NOTE, badges_html, tier_html
 from harness.site.assets import CSS_FILE, JS_FILE
 from harness.site.boards import Board, BoardRow
 from harness.site.cards import verdict_cards
+from harness.site.comparisons import Sides
 from harness.site.discover import Skipped
 from harness.site.entries import Entry
 
@@ -93,8 +94,12 @@ def index_page(
     *,
     roots: Sequence[Path],
     created: str,
+    compared: Collection[str] = (),
 ) -> str:
-    """The index: contents, a leaderboard per model x scenario, every result, what was left out."""
+    """The index: contents, a leaderboard per model x scenario, every result, what was left out.
+
+    `compared`: the slugs of the boards that have a comparison page.
+    """
     sources = ", ".join(f"<code>{safe.text(str(r))}</code>" for r in roots)
     parts = [
         f"<h1>beyond-tops results: {len(entries)} results, {len(boards)} leaderboards</h1>",
@@ -105,7 +110,7 @@ def index_page(
         "<p>One table per model and scenario, best MLPerf metric first within each tier. "
         "Click a column's name to sort by it; type in the box to filter the rows.</p>",
         f'<p class="muted" id="tiers">{safe.text(TIER_NOTE)}</p>',
-        *(_board(board) for board in boards),
+        *(_board(board, board.slug in compared) for board in boards),
         '<h2 id="results">All results</h2>',
         _results_table(entries),
     ]
@@ -130,7 +135,7 @@ def _contents(boards: Sequence[Board], skipped: Sequence[Skipped]) -> str:
     )
 
 
-def _board(board: Board) -> str:
+def _board(board: Board, compared: bool) -> str:
     first = board.headline
     better = "higher" if first.higher_is_better else "lower"
     header = (
@@ -150,11 +155,7 @@ def _board(board: Board) -> str:
     )
     head = "".join(f'<th{_num(n)} scope="col">{safe.text(name)}</th>' for name, n in header)
     rows = "".join(_board_row(rank, row) for rank, row in enumerate(board.rows, start=1))
-    compare = (
-        f" {safe.link(compare_href(board), f'Compare these {len(board.rows)}')}."
-        if len(board.rows) > 1
-        else ""
-    )
+    compare = f" {safe.link(compare_href(board), 'Compare them')}." if compared else ""
     slug = safe.attribute(board.slug)
     return (
         f'<section id="board-{slug}"><h3>{safe.text(board.title)}</h3>'
@@ -281,6 +282,11 @@ def _group_raw_rows(group: Group, entry_dir: Path) -> list[tuple[str, list[str]]
             name = label if label == group.label else f"{group.label} / {label}"
             files = [f for f in RAW_FILES if (run_dir / f).is_file()]
             rows.append((name, [safe.link(_rel(run_dir / f, entry_dir), f) for f in files]))
+        for unfinished in runs.unfinished:  # listed, marked: never dropped
+            run_dir = unfinished.path
+            name = f"{group.label} / {run_dir.name} (INCOMPLETE: {unfinished.cause})"
+            files = [f for f in RAW_FILES if (run_dir / f).is_file()]
+            rows.append((name, [safe.link(_rel(run_dir / f, entry_dir), f) for f in files]))
     return rows
 
 
@@ -293,17 +299,22 @@ def _rel(path: Path, start: Path) -> str:
     return quote(Path(os.path.relpath(path, start)).as_posix())
 
 
-def compare_page(board: Board, body: str, created: str) -> str:
-    """A board's comparison: the rendered comparison, then links back to each entry."""
+def compare_page(board: Board, sides: Sides, body: str, created: str) -> str:
+    """A board's comparison: what is compared and against what, the comparison, the entries."""
     links = "".join(
-        f"<li>{safe.link(f'../../{entry_href(r.entry)}', r.label)}</li>" for r in board.rows
+        f"<li>{safe.link(f'../../{entry_href(r.entry)}', r.label)}</li>" for r in sides.rows
     )
+    dropped = "".join(f"<li>{safe.text(line)}</li>" for line in sides.dropped)
     parts = [
         f"<h1>Comparison: {safe.text(board.title)}</h1>",
-        '<p class="muted">Every configuration of this leaderboard, side by side, the first as '
-        f"the reference. {safe.link(COMPARE_MD, 'Markdown')}.</p>",
+        f'<p class="muted" id="pairing">{len(sides.rows)} results of {safe.text(board.model)} '
+        f"in the {safe.text(board.scenario)} scenario, each against the reference (A); only "
+        f"results of the same scenario are compared. {safe.link(COMPARE_MD, 'Markdown')}.</p>",
+        f'<ul class="notes" id="duplicates">{dropped}</ul>' if dropped else "",
         body,
         f'<h2>Entries</h2><ul class="notes">{links}</ul>',
     ]
     title = f"Comparison {board.title}: beyond-tops results"
-    return shell(Page(title=title, root="../../", created=created), "\n".join(parts))
+    return shell(
+        Page(title=title, root="../../", created=created), "\n".join(p for p in parts if p)
+    )

@@ -54,8 +54,12 @@ def test_rates_within_the_bound_give_their_latencies_and_the_knee(
     shown = main(["show", str(sweep_dir)])
     printed = capsys.readouterr().out
     assert shown == 0 and "knee: 300 qps" in printed and "150" in printed
-    assert main(["report", str(sweep_dir)]) != 0  # not a group: says what to give instead
-    assert "a load sweep (load.json); `harness show` prints it" in capsys.readouterr().err
+    assert main(["report", str(sweep_dir), "--out", str(tmp_path / "rep")]) == 0  # its plot
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "Load sweep: tiny-load (Server, p99 bound 500 ms)" in page
+    assert page.count('src="data:image/png;base64,') == 1
+    assert "knee: 300 qps" in page and "dashed one the knee" in page
+    assert (tmp_path / "rep" / "images" / "load-tiny-load.png").is_file()
     assert main(["report", str(sweep_dir / "qps-150")]) == 0  # a rate's trials group
 
 

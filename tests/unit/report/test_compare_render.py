@@ -35,7 +35,7 @@ def test_the_headline_row_shows_value_ratio_interval_and_significance() -> None:
         "2.461",
         "1.922",
         "0.78x",
-        "0.63-0.91",
+        "[0.63, 0.91]",
         "0.028",
         "better",
     ]
@@ -61,7 +61,10 @@ def test_one_trial_cannot_tell_and_nothing_is_unfair() -> None:
     assert re.split(r"\s{2,}", row)[-5:] == ["7,150.0", "3.57x", "n/a", "n/a", "n/a"]
     verdict = "Verdict: COMPARABLE: same model and scenario; 1 intended difference, 1 caveat"
     assert verdict in text
-    assert "A vs B: B/A = 3.57x on throughput (samples/s) (higher is better; n/a, p n/a)" in text
+    assert (
+        "A vs B: B/A = 3.57x (3.57\u00d7 faster) on throughput (samples/s) "
+        "(higher is better; n/a, p n/a)"
+    ) in text
     assert "  Intended differences (precision, batch size, hardware, runtime):\n" in text
     assert "    - batch size: 1 != 16\n" in text
     assert "    - quick profile on both sides: shortened LoadGen runs" in text

@@ -71,7 +71,7 @@ def test_the_summary_table_comes_first_with_a_row_per_configuration(tmp_path: Pa
         assert all(f"| {part} |" in row for part in parts.split(" · ")), row
     assert "| tiny fp32 |" in rows[0] and "| early-stopping p90 latency (ms) | 2.461 |" in rows[0]
     assert "| throughput (samples/s) | 7,150.0 |" in rows[1]
-    assert "| 3/3 VALID, quick profile |" in rows[0] and "| 8.2 % ⚠ | 3 |" in rows[0]
+    assert "| 3/3 VALID, quick profile |" in rows[0] and "| 8.2 % ⚠ | 7 |" in rows[0]
     assert "| gpu0 21.53 samples/s/W |" in rows[1]
 
 
