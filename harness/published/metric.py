@@ -131,7 +131,7 @@ def generation(
         printed = _summary_value(summary, line)
         logged = None if found is None else found["p99"]
         if printed is not None and logged is not None and not _agree(logged, *printed):
-            warnings.append(f"{SUMMARY_LOG} says {line} {printed[0]:g}; the detail log {logged}")
+            warnings.append(f"{SUMMARY_LOG} says {line} {printed[0]:.0f}; the detail log {logged}")
     return PublishedGeneration(
         tokens_per_second=metric.value, ttft_ns=latencies["ttft_ns"], tpot_ns=latencies["tpot_ns"]
     )
