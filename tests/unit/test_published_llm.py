@@ -14,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.analysis.values import published_value_of
 from harness.published.describe import describe
 from harness.published.record import load_published
 from harness.records.layout import PUBLISHED_FILE
+from harness.records.metrics import TOKENS, TPOT_P99, TTFT_P99
 from harness.records.published import PublishedResult
 from harness.site.build import build_site
 from harness.site.headline import published_headline, published_metric
@@ -104,6 +106,10 @@ def test_the_headline_of_an_llm_record_is_tokens_per_second(tmp_path: Path) -> N
     assert published_metric(record).key == "generation.tokens_per_second"
     headline = published_headline(record)
     assert (headline.value, headline.unit) == (22020.9, "tokens/s")
+    # the catalogue's rows read the token latencies of a published record as of a local run
+    assert published_value_of(record, TTFT_P99) == 1660370476
+    assert published_value_of(record, TPOT_P99) == 198676867
+    assert published_value_of(record, TOKENS) == 22020.9
 
 
 def test_a_doctored_tokens_per_second_in_the_summary_is_caught(tmp_path: Path) -> None:
@@ -138,6 +144,32 @@ def test_a_doctored_ttft_in_the_summary_is_caught(tmp_path: Path) -> None:
         "mlperf_log_summary.txt says 99.00 percentile first token latency (ns) 428885054; "
         "the detail log 628885054"
     ) in record.import_warnings
+
+
+@pytest.mark.parametrize(
+    ("printed", "noted"),
+    [
+        ("50795.57", False),  # as LoadGen printed it; the detail log says 50795.6
+        ("50795.6", False),
+        ("50795.65", False),  # within the detail log's last digit
+        ("50795.70", True),  # one unit of the detail log's last digit off: a finding
+        ("50895.57", True),
+    ],
+)
+def test_the_token_rate_is_checked_to_the_detail_logs_digits(
+    tmp_path: Path, printed: str, noted: bool
+) -> None:
+    tree = tmp_path / "inference_results_v4.1" / "closed"
+    scenario = MIXTRAL.relative_to(V41) / "Server"
+    shutil.copytree(V41 / scenario, tree / scenario)
+    summary = tree / scenario / RUN / "mlperf_log_summary.txt"
+    text = summary.read_text(encoding="utf-8")
+    line = "Completed tokens per second: "
+    summary.write_text(text.replace(f"{line}50795.57", f"{line}{printed}"))
+    record = only(tree / scenario / RUN, tmp_path / "out")
+    assert record.metric.value == 50795.6  # the detail log's
+    notes = [w for w in record.import_warnings if "the detail log 50795.6" in w]
+    assert bool(notes) is noted, record.import_warnings
 
 
 def test_a_record_before_version_4_reads_with_no_token_figures(tmp_path: Path) -> None:
