@@ -31,6 +31,7 @@ def describe(record: PublishedResult) -> list[tuple[str, str]]:
         ("result", record.verdict + "".join(f"; {r}" for r in record.invalid_reasons)),
         ("metric", f"{record.metric.label} {_metric_value(record.metric)}"),
         *([("per accelerator", per)] if (per := _per_accelerator(record)) else []),
+        *([("token latency", tok)] if (tok := _token_latency(record)) else []),
         ("latency", _latency(lat) if record.scenario != "Offline" else OFFLINE_LATENCY),
         ("processor", _device(s.processor, s.processors_per_node)),
         ("accelerator", _accelerators(s)),
@@ -71,6 +72,21 @@ def _latency(lat: Latencies) -> str:
         which = "p90" if lat.early_stopping_p90 is not None else "p99"
         parts.append(f"early-stopping {which} {early / 1e6:,.3f} ms")
     return "  ".join(parts) or "not logged"
+
+
+def _token_latency(record: PublishedResult) -> str | None:
+    """An LLM's TTFT and TPOT percentiles beside its tokens/s; None for any other result."""
+    gen = record.generation
+    if gen is None:
+        return None
+    parts = [
+        f"{name} {which} {value / 1e6:,.3f} ms"
+        for name, found in (("TTFT", gen.ttft_ns), ("TPOT", gen.tpot_ns))
+        if found is not None
+        for which, value in (("p50", found.p50), ("p90", found.p90), ("p99", found.p99))
+        if value is not None
+    ]
+    return "  ".join(parts) or "not logged (Offline measures neither)"
 
 
 def _device(model: str | None, count: str | None) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from harness.errors import ResultError
 from harness.published import files
 from harness.published.compliance import read_compliance
-from harness.published.metric import LOGGED, main_metric
+from harness.published.metric import LOGGED, generation, main_metric
 from harness.published.tree import Location, tree_version
 from harness.records.layout import (
     ACCURACY_DIR,
@@ -65,6 +65,7 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
     summary_text = _summary(loc.root, summary, warnings, copies)
     version = mlperf_version or tree_version(loc)
     metric = main_metric(loc.scenario, version, log, summary_text, detail, warnings)
+    tokens = generation(metric, log, summary_text, warnings)
     valid = _validity(log, detail, warnings)
     system_file = loc.org_dir / "systems" / f"{loc.system}.json"
     system_data = _json_object(loc.root, system_file, "system description", warnings)
@@ -107,6 +108,7 @@ def read_result(loc: Location, *, mlperf_version: str | None, imported_utc: str)
         source_path=str(loc.run_dir.relative_to(loc.root.parent)),
         files=tuple(name for _, name in copies),
         imported_utc=imported_utc,
+        generation=tokens,
     )
     return Reading(record=record, copies=tuple(copies), root=loc.root)
 

@@ -2,9 +2,11 @@
 
 History of PUBLISHED_SCHEMA_VERSION: 1, the first; 2, the metric follows the result's round
 (harness.records.metrics.round_headline), so it may name an early-stopping percentile; 3,
-the compliance verdicts (TEST01, TEST04) the tree states. A version-1 file reads as it is:
+the compliance verdicts (TEST01, TEST04) the tree states; 4, an LLM's token figures
+(generation: tokens/s, TTFT, TPOT), by which it is ranked. A version-1 file reads as it is:
 its metric is what that import chose; a version-1 or 2 file reads with no compliance tests
-(it was imported before they were read: import it again to see them).
+(it was imported before they were read: import it again to see them); one before 4 with
+no generation block (import it again to rank an LLM by tokens/s).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from harness.records.published import PublishedResult
 from harness.results.schema import schema_problem
 from harness.strictjson import Format, read_versioned
 
-PUBLISHED_SCHEMA_VERSION = 3
+PUBLISHED_SCHEMA_VERSION = 4
 SCHEMA_FILE = "published.schema.json"
 PUBLISHED = Format(
     what="a beyond-tops published record",
@@ -64,6 +66,8 @@ def load_published(path: Path) -> PublishedResult:
     data = versioned.data
     if versioned.version < 3:  # imported before compliance verdicts were read
         data = {**data, "compliance": []}
+    if versioned.version < 4:  # imported before token figures were read
+        data = {**data, "generation": None}
     problem = schema_problem(data, SCHEMA_FILE)
     body = {k: v for k, v in data.items() if k != "schema_version"}
     if problem is None:

@@ -238,6 +238,14 @@ def token_figures(log: DetailLog) -> TokenFigures | None:
     """The token figures of a run with token latencies; None for a run without them."""
     if log.get("requested_use_token_latencies") is not True:
         return None
+    return logged_token_figures(log)
+
+
+def logged_token_figures(log: DetailLog) -> TokenFigures:
+    """The token figures the log states, whatever it says of use_token_latencies (None: absent).
+
+    A published log is read so: what it states is what it ranks by.
+    """
     rate = logged_float(log, "result_tokens_per_second")
     if rate is None:
         rate = logged_float(log, "result_completed_tokens_per_second")

@@ -130,12 +130,19 @@ OF_PEAK = _share("utilization.fraction_of_peak", "utilization of peak")
 ATTAINABLE = _tflops("utilization.attainable_tflops", "attainable")
 OF_ATTAINABLE = _share("utilization.fraction_of_attainable", "utilization of attainable")
 # Generative models' (harness.records.generation): LoadGen's tokens/s, TTFT and TPOT.
-TOKENS = _rate("generation.tokens_per_second", "token throughput", None, unit="tokens/s")
+# Their `published` paths are the same: an imported LLM result has a generation block too.
+TOKENS = _rate(
+    "generation.tokens_per_second",
+    "token throughput",
+    "generation.tokens_per_second",
+    unit="tokens/s",
+)
 
 
 def _token(kind: str, name: str) -> Metric:
     label = f"{kind.split('_')[0].upper()} {name}"
-    return dataclasses.replace(P99, key=f"generation.{kind}.{name}", label=label, published=None)
+    key = f"generation.{kind}.{name}"
+    return dataclasses.replace(P99, key=key, label=label, published=key)
 
 
 TTFT_P50, TTFT_P90, TTFT_P99 = (_token("ttft_ns", p) for p in ("p50", "p90", "p99"))

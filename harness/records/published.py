@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from harness.config import ScenarioName
+from harness.records.generation import TokenPercentiles
 from harness.records.result import Latencies, SettingValue
 
 # MLPerf's benchmark directories -> the model key of LoadGen's mlperf.conf they stand for
@@ -89,6 +90,23 @@ class MainMetric:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PublishedGeneration:
+    """A published LLM result's token figures, as its detail log states them.
+
+    ``tokens_per_second`` is MLPerf's metric: Offline's ``result_tokens_per_second``
+    ("Tokens per second"), Server's ``result_completed_tokens_per_second`` ("Completed tokens
+    per second"). ``ttft_ns`` and ``tpot_ns`` are LoadGen's time to first token and time per
+    output token percentiles (``result_first_token_*``, ``result_time_per_output_token_*``);
+    None where it logged none (Offline). The same paths as a local run's generation block,
+    so the catalogue's rows (harness.records.metrics) read both.
+    """
+
+    tokens_per_second: float
+    ttft_ns: TokenPercentiles | None
+    tpot_ns: TokenPercentiles | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PublishedCompliance:
     """One compliance test (TEST01, TEST04) of a published result, as its tree states it.
 
@@ -133,7 +151,8 @@ class PublishedResult:
     types, None where the tree has none. ``settings`` are LoadGen's effective_* settings;
     ``accuracy`` is accuracy.txt's first line (a beyond-tops export puts its synthetic-weights
     statement there); ``compliance`` the verdicts of the compliance tests the tree holds;
-    ``files`` the copies of the tree's files kept beside the record.
+    ``files`` the copies of the tree's files kept beside the record; ``generation`` an LLM's
+    token figures, by which it is ranked (None for every other benchmark).
     """
 
     source: Literal["published"]
@@ -163,6 +182,7 @@ class PublishedResult:
     source_path: str
     files: tuple[str, ...]
     imported_utc: str
+    generation: PublishedGeneration | None = None  # an LLM's tokens/s, TTFT, TPOT; else None
 
     @property
     def label(self) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from harness.analysis.groups import warning_count
 from harness.analysis.trust import group_trust, published_trust
 from harness.analysis.values import metric_values, published_value_of
+from harness.records.genmetrics import GENERATIVE_SCENARIOS, generative_metrics
 from harness.records.group import Group
 from harness.records.metrics import Metric, scenario_metrics
 from harness.records.published import PublishedResult
@@ -99,10 +100,20 @@ def _board(model: str, scenario: str, sides: Sequence[tuple[Entry, Side]]) -> Bo
 
 
 def board_metric(scenario: str, sides: Sequence[Side]) -> Metric:
-    """The scenario's headline; its fallback where no side has a value of it (one for all)."""
-    found = scenario_metrics(scenario)
+    """The scenario's headline; its fallback where no side has a value of it (one for all).
+
+    A board of LLM results only (every local run generated, every published result states
+    tokens/s) ranks by tokens/s, as MLPerf does (harness.records.genmetrics).
+    """
     results = [r for side in sides if isinstance(side, Group) for r in side.results]
     published = [side for side in sides if isinstance(side, PublishedResult)]
+    generative = (
+        scenario in GENERATIVE_SCENARIOS
+        and bool(results or published)
+        and all(r.generation is not None for r in results)
+        and all(p.generation is not None for p in published)
+    )
+    found = generative_metrics(scenario) if generative else scenario_metrics(scenario)
     has = metric_values(results, found.headline) or [
         v for r in published if (v := published_value_of(r, found.headline)) is not None
     ]

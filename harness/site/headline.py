@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from harness.analysis.values import headline, metric_values, published_value_of
 from harness.errors import ResultError
+from harness.records.genmetrics import GENERATIVE_SCENARIOS, generative_metrics
 from harness.records.group import Group
 from harness.records.metrics import Metric, round_headline, scenario_metrics
 from harness.records.published import PublishedResult
@@ -57,8 +58,11 @@ def group_headline(group: Group, metric: Metric | None = None) -> Headline:
 def published_metric(record: PublishedResult) -> Metric:
     """MLPerf's headline in the record's round: Server's scheduled rate up to v4.0.
 
-    The scenario's fallback where the record lacks it; a round not like 4.1 reads as today's.
+    An LLM's (a record with a generation block) is tokens/s. The scenario's fallback where
+    the record lacks it; a round not like 4.1 reads as today's.
     """
+    if record.generation is not None and record.scenario in GENERATIVE_SCENARIOS:
+        return generative_metrics(record.scenario).headline  # an LLM's: tokens/s
     found = scenario_metrics(record.scenario)
     try:
         chosen = round_headline(record.scenario, record.mlperf_version)

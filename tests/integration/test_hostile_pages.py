@@ -125,7 +125,8 @@ def _paths(root: Path) -> set[str]:
 
 def _hostile_tree(root: Path) -> Path:
     tree = root / "trees" / PUBLISHED_TREE.name
-    shutil.copytree(PUBLISHED_TREE, tree)
+    org = Path("closed") / "UntetherAI"  # the org whose system JSONs turn hostile
+    shutil.copytree(PUBLISHED_TREE / org, tree / org)
     for system in (tree / "closed" / "UntetherAI" / "systems").glob("*.json"):
         data = json.loads(system.read_text())
         system.write_text(json.dumps({**data, **FIELDS}))

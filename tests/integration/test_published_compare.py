@@ -22,10 +22,18 @@ INTEL_LABEL = "published: Intel 1-node-2S-EMR-PyTorch (v4.0, closed)"
 
 @pytest.fixture
 def records(tmp_path: Path) -> dict[str, Path]:
-    """The three fixture results imported: SingleStream (UntetherAI), two Offline."""
+    """The fixture results imported: SingleStream (UntetherAI), two Offline, four LLM ones."""
     written = import_mlperf(FIXTURES, tmp_path / "imports", now=fixed_now).written
     by_name = {p.name.split("-")[2] + "-" + p.name.rsplit("-", 1)[1]: p for p in written}
-    assert set(by_name) == {"Intel-Offline", "UntetherAI-SingleStream", "UntetherAI-Offline"}
+    assert set(by_name) == {
+        "Intel-Offline",
+        "UntetherAI-SingleStream",
+        "UntetherAI-Offline",
+        "NVIDIA-Offline",
+        "NVIDIA-Server",
+        "AMD-Offline",
+        "AMD-Server",
+    }
     return by_name
 
 

@@ -20,7 +20,7 @@ RESULTS = "closed/UntetherAI/results"
 def tree(tmp_path: Path) -> Path:
     """A tree of real files: UntetherAI's two v4.1 results, and Intel's v4.0 one beside them."""
     root = tmp_path / "tree"
-    shutil.copytree(V41, root / "closed")
+    shutil.copytree(V41 / "UntetherAI", root / "closed" / "UntetherAI")  # its two results
     shutil.copytree(V40 / "Intel", root / "closed" / "Intel")
     return root
 

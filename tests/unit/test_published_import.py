@@ -50,6 +50,10 @@ def test_the_whole_fixture_tree_imports_each_result_once(tmp_path: Path) -> None
     assert imported.skipped == ()
     assert sorted(p.name for p in imported.written) == [
         "v4.0-closed-Intel-1-node-2S-EMR-PyTorch-resnet50-Offline",
+        "v4.1-closed-AMD-8xMI300X_2xEPYC-TURIN-llama2-70b-99-Offline",
+        "v4.1-closed-AMD-8xMI300X_2xEPYC-TURIN-llama2-70b-99-Server",
+        "v4.1-closed-NVIDIA-DGX-H100_H100-SXM-80GBx8_TRT-mixtral-8x7b-Offline",
+        "v4.1-closed-NVIDIA-DGX-H100_H100-SXM-80GBx8_TRT-mixtral-8x7b-Server",
         "v4.1-closed-UntetherAI-h13_u2_preview-resnet50-SingleStream",
         "v4.1-closed-UntetherAI-r760_u6_slim-resnet50-Offline",
     ]
@@ -173,5 +177,5 @@ def test_a_record_edited_by_hand_is_refused_with_the_key(tmp_path: Path) -> None
         load_published(written)
     data["schema_version"] = 99
     path.write_text(json.dumps(data))
-    with pytest.raises(ResultError, match=r"newer beyond-tops \(this one reads 1 to 3\); upgrade"):
+    with pytest.raises(ResultError, match=r"newer beyond-tops \(this one reads 1 to 4\); upgrade"):
         load_published(path)

@@ -23,7 +23,7 @@ OFFLINE = f"{UNTETHER}/results/r760_u6_slim/resnet50/offline"
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     root = tmp_path / "tree"
-    shutil.copytree(V41, root / "closed")
+    shutil.copytree(V41 / "UntetherAI", root / "closed" / "UntetherAI")
     return root
 
 
