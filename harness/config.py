@@ -368,8 +368,15 @@ def scenario_from_dict(data: object, where: str) -> Scenario:
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
-    """The JSON form of a resolved scenario; `scenario_from_dict` reads it back unchanged."""
-    return dataclasses.asdict(scenario)
+    """The JSON form of a resolved scenario; `scenario_from_dict` reads it back unchanged.
+
+    A scenario without a `generation` block (every non-generative one) is written without
+    the key, byte for byte as before generative models existed (job.json, exported READMEs).
+    """
+    data = dataclasses.asdict(scenario)
+    if data.get("generation") is None:
+        data.pop("generation", None)
+    return data
 
 
 def load_suite(path: Path) -> Suite:
