@@ -144,6 +144,13 @@ class Comparison:
         )
 
 
+def _generated(side: Side) -> bool:
+    """Whether a side is a generative model's: each run generated, or a published LLM record."""
+    if isinstance(side, Group):
+        return bool(side.results) and all(r.generation is not None for r in side.results)
+    return side.generation is not None
+
+
 def compare(
     groups: Sequence[Side], *, alpha: float = 0.05, trust: Sequence[Trust] | None = None
 ) -> Comparison:
@@ -162,7 +169,11 @@ def compare(
     shared = scenarios[0] if len(set(scenarios)) == 1 else None
     rows: list[Row] = []
     if shared is not None:
-        mlperf = [headline(shared, results), *reported(shared, results)]
+        generative = all(_generated(g) for g in groups)  # LLMs, local or published: tokens
+        mlperf = [
+            headline(shared, results, generative=generative),
+            *reported(shared, results, generative=generative),
+        ]
         mlperf = list({m.key: m for m in mlperf}.values())  # the fallback is reported too
         extra = [*_energy_metrics(shared, results), *ACCURACY, *UTILIZATION, *MEMORY]
         rows = [_row(m, groups, alpha, mlperf=True, headline=i == 0) for i, m in enumerate(mlperf)]

@@ -78,27 +78,37 @@ def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
     return [per_source(name, value) for name in source_names(results) for value in _ENERGY]
 
 
-def catalogue_for(scenario: str, results: Sequence[RunResult] = ()) -> ScenarioMetrics:
-    """The scenario's metrics for these results: a generative model's where each one generated."""
-    if results and all(r.generation is not None for r in results):
-        return generative_metrics(scenario)
-    return scenario_metrics(scenario)
+def catalogue_for(
+    scenario: str, results: Sequence[RunResult] = (), *, generative: bool | None = None
+) -> ScenarioMetrics:
+    """The scenario's metrics for these results: a generative model's where each one generated.
+
+    `generative` decides instead where the caller knows more (published LLM records beside
+    the results, or no local result at all).
+    """
+    if generative is None:
+        generative = bool(results) and all(r.generation is not None for r in results)
+    return generative_metrics(scenario) if generative else scenario_metrics(scenario)
 
 
-def headline(scenario: str, results: Sequence[RunResult] = ()) -> Metric:
+def headline(
+    scenario: str, results: Sequence[RunResult] = (), *, generative: bool | None = None
+) -> Metric:
     """MLPerf's metric of the scenario for these results: its fallback where none has it."""
-    found = catalogue_for(scenario, results)
+    found = catalogue_for(scenario, results, generative=generative)
     if found.fallback is not None and results and not metric_values(results, found.headline):
         return found.fallback
     return found.headline
 
 
-def reported(scenario: str, results: Sequence[RunResult] = ()) -> tuple[Metric, ...]:
+def reported(
+    scenario: str, results: Sequence[RunResult] = (), *, generative: bool | None = None
+) -> tuple[Metric, ...]:
     """MLPerf's other metrics of the scenario; Server's latency at its bound's percentile.
 
     The bound's percentile is the lowest any result's LoadGen logged (p99 where none did).
     """
-    found = catalogue_for(scenario, results)
+    found = catalogue_for(scenario, results, generative=generative)
     if not found.at_bound:
         return found.reported
     percentiles = {r.server.latency_percentile for r in results if r.server is not None}
