@@ -192,11 +192,19 @@ def check_precision_supported(precision: str, *, hw: str, cpu_isa: Sequence[str]
     (no BF16 kernels and no Casts inserted: the session would not build, whatever the ISA);
     INT8 without VNNI or AMX-INT8 is a warning that it may be slower than FP32.
 
+    INT4 is the generative models' (harness.models.llm.variants): an error here.
+
     Raises:
         ConfigError: For an unknown precision or one the target cannot run.
         DeviceError: For an unknown target.
     """
     _known(precision)
+    if precision == "int4":
+        raise ConfigError(
+            "precision int4: 4-bit MatMulNBits weights are for the generative models "
+            "(model.zoo llm-tiny, smollm2-135m, smollm2-135m-instruct); use fp32, fp16, bf16 or "
+            "int8 for this model"
+        )
     target = get_target(hw)
     if target.device_type == "cpu":
         return _cpu_warnings(precision, set(cpu_isa))
