@@ -82,3 +82,17 @@ def test_fp32_is_the_reference_itself_and_round_trips() -> None:
 def test_mismatched_counts_are_refused() -> None:
     with pytest.raises(ValueError, match="1 outputs against 2"):
         token_agreement([[1]], [[1], [2]])
+
+
+def test_a_schema_9_result_reads_with_no_token_scores() -> None:
+    from harness.results.migrate import migrate_9_to_10, upgrade
+
+    v9 = {"schema_version": 9, "accuracy": {"samples": 0, "passed": False}}
+    v10 = upgrade(v9, 9, 10)
+    assert v10["schema_version"] == 10 and v10["accuracy"] == {
+        "samples": 0,
+        "passed": False,
+        "tokens": None,
+    }
+    assert "tokens" not in v9["accuracy"]  # the step copies; its input is untouched
+    assert migrate_9_to_10({"schema_version": 9, "accuracy": None})["accuracy"] is None
