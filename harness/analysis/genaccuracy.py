@@ -18,7 +18,7 @@ from typing import Final
 
 from harness.records.accuracy import Accuracy, Fp32Agreement, TokenAgreement
 
-# 0.9: FP16 (onnxruntime's converter, MatMul kept FP32 on the CPU) agreed with FP32 on 0.96
+# 0.9: FP16 (onnxruntime's float16 converter, float32 at the graph's edges) agreed with FP32 on 0.96
 # to 1.0 of positions on llm-tiny and 1.0 on smollm2-135m-instruct; a scrambled or
 # fixed-token model agrees on a few percent. A greedy decoder that diverges once keeps
 # diverging (its context differs), so 0.9 allows a late divergence in some prompts, not an
