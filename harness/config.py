@@ -24,7 +24,7 @@ ProfileName = Literal["quick", "submission"]
 PROFILES: tuple[ProfileName, ...] = typing.get_args(ProfileName)
 # Trials per configuration where neither the command line nor the scenario says.
 DEFAULT_TRIALS: Mapping[ProfileName, int] = types.MappingProxyType({"quick": 3, "submission": 5})
-Precision = Literal["fp32", "fp16", "bf16", "int8"]
+Precision = Literal["fp32", "fp16", "bf16", "int8", "int4"]
 PRECISIONS: tuple[Precision, ...] = typing.get_args(Precision)
 OptLevel = Literal["disable", "basic", "extended", "all"]
 ExecutionMode = Literal["sequential", "parallel"]

@@ -30,8 +30,10 @@ from harness.loadgen import conf as lgconf
 from harness.loadgen.timed import TestPlan, Window
 from harness.models.llm.genai_config import MODEL_FILE
 from harness.models.llm.graph import OPSET
+from harness.models.precision import ConvertedModel
+from harness.models.recipes import isa_for_precision
 from harness.models.validate import file_sha256
-from harness.records.accuracy import Accuracy, Fp32Agreement
+from harness.records.accuracy import Accuracy
 from harness.records.codec import from_data
 from harness.records.generation import GenerationRecord, TokenPercentiles
 from harness.records.layout import DETAIL_LOG
@@ -45,7 +47,7 @@ from harness.records.loadgen_log import (
     samples_per_second,
     token_figures,
 )
-from harness.records.measures import IsaRecord, PrecisionRecord, RecipeRecord
+from harness.records.measures import PrecisionRecord
 from harness.records.memory import MemoryFootprint
 from harness.records.request import RunRequest
 from harness.records.result import (
@@ -64,11 +66,6 @@ from harness.records.telemetry import TelemetrySummary
 from harness.runtime.genai import genai_version
 from harness.runtime.warmup import WarmUpStats
 
-NOT_SCORED = (
-    "generative accuracy (token agreement and ROUGE-L against FP32) is not scored yet; a "
-    "seeded model's text means nothing"
-)
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GenMeasured:
@@ -84,30 +81,10 @@ class GenMeasured:
     token_counts: tuple[int, ...]
     span_s: float | None  # the first query's issue to the last answer, as the SUT stamped them
     files: Mapping[str, str]
+    converted: ConvertedModel  # model.onnx at the run's precision, and how it was made
+    accuracy: Accuracy  # the accuracy job's tokens against FP32's
     rerun_of: str | None = None
     memory: MemoryFootprint | None = None  # the worker's footprint over the window
-
-
-def not_measured() -> Accuracy:
-    """The accuracy block of a generative run: not measurable here, and why."""
-    agreement = Fp32Agreement(
-        kind="tensor",
-        count=0,
-        top1_agreement=None,
-        max_abs_error=None,
-        mean_abs_error=None,
-        cosine_similarity=None,
-        min_cosine_similarity=None,
-    )
-    return Accuracy(
-        samples=0,
-        against_fp32=agreement,
-        against_labels=None,
-        passed=False,
-        criterion="not scored for generative models",
-        reference="none",
-        not_measurable=NOT_SCORED,
-    )
 
 
 def build_generative_result(request: RunRequest, run_dir: Path, measured: GenMeasured) -> RunResult:
@@ -135,7 +112,7 @@ def build_generative_result(request: RunRequest, run_dir: Path, measured: GenMea
         peak=peak,
         attainable_missing="not measured for generative models",
     )
-    plain = outcome(spec, measured.plan, log, accuracy_passed=False)
+    plain = outcome(spec, measured.plan, log, accuracy_passed=measured.accuracy.passed)
     warnings = [*(str(w) for w in machine.warnings)]
     if measured.rerun_of is not None:
         warnings.append(
@@ -160,7 +137,7 @@ def build_generative_result(request: RunRequest, run_dir: Path, measured: GenMea
             name=spec.model_name,
             path=str(model_path),
             sha256=file_sha256(model_path),
-            precision="fp32",
+            precision=spec.scenario.model.precision,
             opset=OPSET,
             dims={},
         ),
@@ -191,8 +168,8 @@ def build_generative_result(request: RunRequest, run_dir: Path, measured: GenMea
         image=_image(image_info()),
         utilization=used,
         plausibility=judge(used, sps),
-        precision=_precision(spec.model_name, file_sha256(model_path)),
-        accuracy=not_measured(),
+        precision=_precision(spec, measured),
+        accuracy=measured.accuracy,
         server=server_record(spec, log, None, run_dir),
         files=dict(sorted(measured.files.items())),
         generation=generation,
@@ -287,24 +264,17 @@ def _runtime() -> RuntimeRecord:
     )
 
 
-def _precision(name: str, sha256: str) -> PrecisionRecord:
-    return PrecisionRecord(
-        precision="fp32",
-        file=name,
-        sha256=sha256,
-        source_sha256=sha256,
-        recipe=RecipeRecord(method="none", params={}, precision="fp32"),
-        weights_dtype="float32",
-        activations_dtype="float32",
-        io_dtype="int32 tokens",
-        calibration=None,
-        fp32_ops=(),
-        tools={},
-        tool_messages=(),
-        isa=IsaRecord(
-            precision="fp32", relevant=(), offered=(), missing=(), used_by_onnxruntime=None
-        ),
-    )
+def _precision(spec: Requested, measured: GenMeasured) -> PrecisionRecord:
+    """How model.onnx was made (harness.models.precision's record) and the ISA it can use."""
+    precision = spec.scenario.model.precision
+    record = {
+        **measured.converted.to_dict(),
+        "file": spec.model_name,
+        "precision": precision,
+        "io_dtype": "int32 tokens",
+        "isa": isa_for_precision(precision, measured.machine.fingerprint.cpu.isa or ()),
+    }
+    return from_data(PrecisionRecord, record, "precision")
 
 
 def _image(info: Mapping[str, str] | None) -> ContainerImage | None:

@@ -17,19 +17,21 @@ from typing import IO
 
 import numpy as np
 
-from harness.analysis.accuracy import write_accuracy_block
+from harness.analysis.accuracy import load_accuracy, write_accuracy_block
+from harness.analysis.genaccuracy import generative_accuracy, token_agreement
 from harness.config import Scenario
 from harness.datasets.prompts import Prompts, synthetic_prompts, text_prompts
 from harness.errors import ConfigError, RunError
-from harness.execution.genrecording import GenMeasured, build_generative_result, not_measured
+from harness.execution.genrecording import GenMeasured, build_generative_result
 from harness.fingerprint.survey import Survey, survey
 from harness.loadgen.gensut import GenerativeSUT, PromptStore
 from harness.loadgen.plan import retry_expectation, write_test_confs
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
-from harness.models.llm.store import GENERATIVE, generative_model_dir
+from harness.models.llm.store import GENERATIVE
+from harness.models.llm.variants import GenerativeVariant, generative_variant
 from harness.records.generation import TOKEN_TIMES_FORMAT
 from harness.records.job import Job
-from harness.records.layout import GENAI_CONFIG, TOKEN_TIMES_FILE
+from harness.records.layout import ACCURACY_DIR, GENAI_CONFIG, TOKEN_TIMES_FILE
 from harness.records.request import Expectation
 from harness.records.result import RunResult
 from harness.runtime.genai import GenaiModel
@@ -39,15 +41,19 @@ from harness.telemetry import gpu_inventory
 from harness.telemetry.window import TelemetryWindow
 
 # onnxruntime-genai allocates the KV cache and the session's buffers inside its own C++ model
+GENERATIVE_PRECISIONS = ("fp32", "fp16", "int4")
 GENAI_ARENA_NOTE = (
     "not exposed by onnxruntime-genai 0.18: its Python API has no allocator statistics"
 )
+# Prompts the accuracy job generates greedily with both the FP32 model and the run's
+ACCURACY_PROMPTS = 16
 
 
 @dataclass(frozen=True, kw_only=True)
 class _Ready:
     machine: Survey
     directory: Path
+    variant: GenerativeVariant
     model: GenaiModel
     prompts: Prompts
 
@@ -58,9 +64,37 @@ def is_generative(scenario: Scenario) -> bool:
 
 
 def run_generative_accuracy(job: Job, *, phases: Phases) -> None:
-    """The accuracy job: generative accuracy is not scored yet; its block says so, no LoadGen."""
+    """The accuracy job: the run's greedy tokens against FP32's on the same prompts, no LoadGen.
+
+    An FP32 run is the reference itself; its block says so.
+    """
+    ready = _prepare(job, None, phases)
+    phases.enter("loadgen")  # no LoadGen: the greedy generations stand where it would
+    scenario = job.request.scenario
+    if scenario.model.precision == "fp32":
+        accuracy = generative_accuracy(None)
+    else:
+        generation = scenario.generation
+        assert generation is not None  # a generative job
+        count = min(ACCURACY_PROMPTS, ready.prompts.count)
+        reference = GenaiModel(ready.variant.reference)
+        outputs = [greedy(ready.model, ready.prompts, i, generation.hold_eos) for i in range(count)]
+        fp32 = [greedy(reference, ready.prompts, i, generation.hold_eos) for i in range(count)]
+        accuracy = generative_accuracy(token_agreement(outputs, fp32))
     phases.enter("write")
-    write_accuracy_block(not_measured(), job.run_dir)
+    write_accuracy_block(accuracy, job.run_dir)
+
+
+def greedy(model: GenaiModel, prompts: Prompts, index: int, hold_eos: bool) -> list[int]:
+    """The greedy tokens of prompt ``index`` within its budget, as the SUT would make them."""
+    budget = prompts.budgets[index]
+    sequence = model.start(
+        prompts.ids[index], max_new_tokens=budget, min_new_tokens=budget if hold_eos else 2
+    )
+    sequence.step()
+    while not sequence.done:
+        sequence.step()
+    return list(sequence.tokens)
 
 
 def run_generative(
@@ -111,6 +145,8 @@ def run_generative(
         files=files,
         rerun_of=None if job.previous_attempt is None else str(job.previous_attempt),
         memory=memory,
+        converted=ready.variant.converted,
+        accuracy=load_accuracy(job.run_dir / ACCURACY_DIR),
     )
     return build_generative_result(job.request, job.run_dir, measured)
 
@@ -150,10 +186,10 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
     if name not in GENERATIVE:
         known = ", ".join(sorted(GENERATIVE))
         raise ConfigError(f"model.zoo: '{name}' is not a generative model (known: {known})")
-    if scenario.model.precision != "fp32":
+    if scenario.model.precision not in GENERATIVE_PRECISIONS:
         raise ConfigError(
-            f"model.precision: generative models run in fp32 only so far, got "
-            f"'{scenario.model.precision}'"
+            f"model.precision: generative models run in {', '.join(GENERATIVE_PRECISIONS)}, "
+            f"got '{scenario.model.precision}'"
         )
     if job.request.hw != "cpu":
         raise ConfigError(
@@ -168,7 +204,8 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
         strict=job.request.strict,
         checks=job.test == "performance",
     )
-    directory = generative_model_dir(name)
+    variant = generative_variant(name, scenario.model.precision)
+    directory = variant.directory
     model = GenaiModel(directory)
     count = scenario.data.total_sample_count
     if generation.prompts == "text":
@@ -180,7 +217,9 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
         prompts = synthetic_prompts(generation, vocab=vocab, count=count, seed=scenario.data.seed)
     if progress is not None:
         progress.write(f"  prompts: {prompts.description}\n")
-    return _Ready(machine=machine, directory=directory, model=model, prompts=prompts)
+    return _Ready(
+        machine=machine, directory=directory, variant=variant, model=model, prompts=prompts
+    )
 
 
 def _warm_up(ready: _Ready, scenario: Scenario) -> WarmUpStats:

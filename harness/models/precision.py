@@ -1,4 +1,4 @@
-"""Cached FP16/BF16/INT8 conversion of ONNX models by a precision recipe (see recipes)."""
+"""Cached FP16/BF16/INT8/INT4 conversion of ONNX models by a precision recipe (see recipes)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from harness.models.recipes import Recipe, canonical
 from harness.models.recipes import default_recipe as default_recipe
 from harness.models.validate import file_sha256
 from harness.packages import required_version
-from harness.runtime.convert import to_float16
+from harness.runtime.convert import to_float16, to_int4
 
 # Bump when this module's output for the same (source, recipe, calibration) changes.
 CONVERTER_VERSION: Final = 1
@@ -202,6 +202,8 @@ _QTYPE_DTYPES: Final = {"QInt8": "int8", "QUInt8": "uint8"}
 def _dtypes(recipe: Recipe) -> tuple[str, str, str]:
     """(weights, activations, inputs/outputs) element types of the converted model."""
     p = recipe.params
+    if recipe.method == "matmul_nbits":
+        return "int4 (MatMul weights, blockwise scales)", "float32", "float32"
     if recipe.method in ("float16", "bfloat16"):
         half = str(recipe.method)
         return half, half, "float32" if p["keep_io_types"] else half
@@ -296,10 +298,21 @@ def _int8(source: Path, recipe: Recipe, calib: CalibrationData | None, work: Pat
     return onnx.load(str(out)), ()
 
 
+def _int4(source: Path, recipe: Recipe, calib: CalibrationData | None, work: Path) -> Built:
+    """Every MatMul with a constant 2-D weight becomes MatMulNBits (4-bit, blockwise)."""
+    model = to_int4(
+        onnx.load(str(source)),
+        block_size=int(recipe.params["block_size"]),
+        symmetric=bool(recipe.params["symmetric"]),
+    )
+    return model, ()
+
+
 _BUILDERS: Final[Mapping[str, Callable[[Path, Recipe, CalibrationData | None, Path], Built]]] = {
     "float16": _float16,
     "bfloat16": _bfloat16,
     "static-qdq": _int8,
     "static-qoperator": _int8,
     "dynamic": _int8,
+    "matmul_nbits": _int4,
 }

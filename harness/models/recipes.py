@@ -20,6 +20,8 @@ METHODS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         "fp16": ("float16",),
         "bf16": ("bfloat16",),
         "int8": ("static-qdq", "static-qoperator", "dynamic"),
+        # weight-only: onnxruntime's MatMulNBits quantizer (blockwise 4-bit MatMul weights)
+        "int4": ("matmul_nbits",),
     }
 )
 # Fits the 64-sample data of the quick scenarios; MinMax ranges settle within tens of samples.
@@ -32,6 +34,7 @@ ISA_FOR_PRECISION: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         "fp16": ("avx512_fp16",),
         "bf16": ("avx512_bf16", "amx_bf16"),
         "int8": ("avx512_vnni", "avx_vnni", "amx_int8"),
+        "int4": ("avx2", "avx512_vnni"),
     }
 )
 # The compute ops onnxruntime's CPU provider has no FP16/BF16 kernel for (onnxruntime 1.32,
@@ -58,6 +61,7 @@ _PARAMS: Final[Mapping[str, Mapping[str, Any]]] = {
     "static-qdq": _STATIC,
     "static-qoperator": _STATIC,
     "dynamic": {**_QUANT, "preprocess": bool},
+    "matmul_nbits": {"block_size": (16, 32, 64, 128, 256), "symmetric": bool},
 }
 
 
@@ -157,6 +161,9 @@ def _known(precision: str) -> None:
 def _defaults(method: str) -> dict[str, Any]:
     if method in ("float16", "bfloat16"):
         return {"keep_io_types": True, "op_block_list": float16_block_list()}
+    if method == "matmul_nbits":
+        # 32-weight blocks with one scale each: onnxruntime's and genai's builder's default
+        return {"block_size": 32, "symmetric": False}
     quant = {"per_channel": False, "reduce_range": False, "weight_type": "QInt8"}
     if method == "dynamic":
         return {**quant, "preprocess": False}
@@ -185,11 +192,19 @@ def check_precision_supported(precision: str, *, hw: str, cpu_isa: Sequence[str]
     (no BF16 kernels and no Casts inserted: the session would not build, whatever the ISA);
     INT8 without VNNI or AMX-INT8 is a warning that it may be slower than FP32.
 
+    INT4 is the generative models' (harness.models.llm.variants): an error here.
+
     Raises:
         ConfigError: For an unknown precision or one the target cannot run.
         DeviceError: For an unknown target.
     """
     _known(precision)
+    if precision == "int4":
+        raise ConfigError(
+            "precision int4: 4-bit MatMulNBits weights are for the generative models "
+            "(model.zoo llm-tiny, smollm2-135m, smollm2-135m-instruct); use fp32, fp16, bf16 or "
+            "int8 for this model"
+        )
     target = get_target(hw)
     if target.device_type == "cpu":
         return _cpu_warnings(precision, set(cpu_isa))

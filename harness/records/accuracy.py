@@ -14,13 +14,32 @@ class Fp32Agreement:
     that output a class index. Cosines are means (and minimum) over samples.
     """
 
-    kind: Literal["classifier", "tensor"]
+    kind: Literal["classifier", "tensor", "tokens"]
     count: int
     top1_agreement: float | None
     max_abs_error: float | None
     mean_abs_error: float | None
     cosine_similarity: float | None
     min_cosine_similarity: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenAgreement:
+    """A generative model's greedy outputs against the FP32 model's, prompt by prompt.
+
+    ``agreement``: the share of positions (up to the shorter output, over all prompts) where
+    both chose the same token. ``first_divergence``: per prompt, the first position where they
+    differ (the compared length where none does); ``rouge_l``: the mean ROUGE-L F1 over token
+    ids. ``threshold``: the agreement the verdict asks for.
+    """
+
+    prompts: int
+    positions: int
+    agreement: float
+    first_divergence: tuple[int, ...]
+    median_first_divergence: float
+    rouge_l: float
+    threshold: float
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,6 +82,7 @@ class Accuracy:
     criterion: str
     reference: str
     not_measurable: str | None = None
+    tokens: TokenAgreement | None = None  # generative models only (schema 10)
 
     @property
     def verdict(self) -> Literal["passed", "FAILED", "NOT MEASURABLE"]:

@@ -83,6 +83,13 @@ def _accuracy(result: RunResult) -> str:
     fp32 = block.against_fp32
     if block.samples == 0 and block.not_measurable is not None:  # not scored (generative)
         return f"{block.verdict}: {block.not_measurable}"
+    if block.tokens is not None:  # a generative model's greedy tokens against FP32's
+        t = block.tokens
+        return (
+            f"token agreement with FP32 {t.agreement * 100:.2f} % over {t.prompts} prompts "
+            f"(first divergence: median position {t.median_first_divergence:g}; ROUGE-L "
+            f"{t.rouge_l:.3f}): {block.verdict} (>= {t.threshold * 100:g} % to pass)"
+        )
     if fp32.top1_agreement is not None:
         found = f"top-1 agreement with FP32 {fp32.top1_agreement * 100:.2f} %"
     else:

@@ -24,6 +24,9 @@ History:
     9. ``generation``: a generative model's token figures (tokens/s, TTFT and TPOT
        percentiles, output tokens per query, token checks); null for every other model, and
        for every older result (none of which ran a generative model).
+   10. ``accuracy.tokens``: a generative model's greedy tokens against FP32's (agreement,
+       first divergent positions, ROUGE-L); null for every other model and every older result;
+       ``precision`` may be ``int4`` and ``accuracy.against_fp32.kind`` ``tokens``.
 """
 
 from __future__ import annotations
@@ -162,6 +165,16 @@ def migrate_8_to_9(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def migrate_9_to_10(data: Mapping[str, Json]) -> Data:
+    """Schema 9 -> 10: no older result scored tokens against FP32: accuracy.tokens is null."""
+    out = copy.deepcopy(dict(data))
+    accuracy = out.get("accuracy")
+    if isinstance(accuracy, dict):
+        accuracy.setdefault("tokens", None)
+    out["schema_version"] = 10
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -173,6 +186,7 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     6: migrate_6_to_7,
     7: migrate_7_to_8,
     8: migrate_8_to_9,
+    9: migrate_9_to_10,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 

@@ -103,3 +103,17 @@ def quantize_static(source: Path, out: Path, reader: SampleReader, options: Int8
         reduce_range=options.reduce_range,
         weight_type=QuantType[options.weight_type],
     )
+
+
+def to_int4(model: onnx.ModelProto, *, block_size: int, symmetric: bool) -> onnx.ModelProto:
+    """Every MatMul with a constant 2-D weight as MatMulNBits: 4-bit blockwise weights.
+
+    onnxruntime's MatMulNBits quantizer (round-to-nearest per block of ``block_size`` weights
+    along the input dimension, one scale and, unless ``symmetric``, a zero point each).
+    """
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    quantizer = MatMulNBitsQuantizer(model, block_size=block_size, is_symmetric=symmetric)
+    quantizer.process()
+    out: onnx.ModelProto = quantizer.model.model
+    return out

@@ -413,7 +413,7 @@ def test_model_needs_exactly_one_of_zoo_and_path(tmp_path: Path, model: dict[str
         ),
         (
             _with(model={"zoo": "tiny", "precision": "fp64"}),
-            "model.precision: 'fp64' is not allowed (allowed: fp32, fp16, bf16, int8)",
+            "model.precision: 'fp64' is not allowed (allowed: fp32, fp16, bf16, int8, int4)",
         ),
         (
             _with(runtime={"graph_optimization_level": "max"}),
@@ -576,7 +576,7 @@ def test_runtime_providers_named_twice(tmp_path: Path) -> None:
 
 def test_the_profile_and_precision_tuples_are_their_literals() -> None:
     assert PROFILES == typing.get_args(ProfileName) == ("quick", "submission")
-    assert PRECISIONS == typing.get_args(Precision) == ("fp32", "fp16", "bf16", "int8")
+    assert PRECISIONS == typing.get_args(Precision) == ("fp32", "fp16", "bf16", "int8", "int4")
     assert tuple(DEFAULT_TRIALS) == PROFILES
 
 
@@ -611,7 +611,7 @@ def test_names_are_checked_against_the_tuples() -> None:
         as_profile("fast")
     with pytest.raises(
         ConfigError,
-        match=r"^--precision: 'fp8' is not allowed \(allowed: fp32, fp16, bf16, int8\)$",
+        match=r"^--precision: 'fp8' is not allowed \(allowed: fp32, fp16, bf16, int8, int4\)$",
     ):
         as_precision("fp8", "--precision")
 

@@ -506,6 +506,8 @@ def test_accelerator_warnings() -> None:
     with pytest.raises(DeviceError, match="unknown hardware target"):
         check_precision_supported("fp16", hw="tpu", cpu_isa=[])
     with pytest.raises(ConfigError, match="not one of"):
+        check_precision_supported("int3", hw="cpu", cpu_isa=[])
+    with pytest.raises(ConfigError, match="int4: 4-bit MatMulNBits weights are for the generative"):
         check_precision_supported("int4", hw="cpu", cpu_isa=[])
 
 
