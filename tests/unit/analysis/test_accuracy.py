@@ -262,7 +262,9 @@ def test_the_score_written_reads_back_as_its_record(
         "criterion",
         "reference",
         "not_measurable",
+        "tokens",  # a generative model's scores against FP32 (schema 10); null here
     ]
+    assert data["tokens"] is None
     assert (tmp_path / "accuracy.txt").read_text() == render_accuracy(scored)
     unlabelled = score_accuracy(
         _log_outputs("tiny-fp32"), reference, kind="tensor", described_as="FP32"
