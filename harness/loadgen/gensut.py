@@ -67,6 +67,9 @@ class Generator(Protocol):
     ) -> BatchStepper:
         """Sequences after ``prompts``, generated as one batch."""
 
+    def batchable(self, prompt: np.ndarray) -> bool:
+        """Whether ``prompt`` can share a batch (else it runs alone)."""
+
 
 class PromptStore:
     """LoadGen's QSL over prompts held in memory; load and unload bound the telemetry window."""
@@ -214,12 +217,22 @@ class GenerativeSUT:
                 pass
             if not pending:  # LoadGen has finished (the None): nothing is pending
                 return
-            pending.sort(key=lambda q: self._store.prompts.budgets[q.index])
-            group, pending = pending[: self._max_active], pending[self._max_active :]
+            group = self._next_group(pending)
+            chosen = {id(q) for q in group}
+            pending = [q for q in pending if id(q) not in chosen]
             try:
                 self._run_batch(group)
             except Exception as exc:
                 self._fail(exc, [q for q in group if not q.answered])
+
+    def _next_group(self, pending: list[_Active]) -> list[_Active]:
+        """The next batch: up to ``max_active`` of like budgets, or one that must run alone."""
+        prompts = self._store.prompts
+        pending.sort(key=lambda q: prompts.budgets[q.index])
+        alone = [q for q in pending if not self._generator.batchable(prompts.ids[q.index])]
+        if alone:
+            return alone[:1]
+        return pending[: self._max_active]
 
     def _run_batch(self, group: list[_Active]) -> None:
         prompts = self._store.prompts

@@ -27,15 +27,25 @@ class GenaiModel:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        model = json.loads((directory / "genai_config.json").read_text())["model"]
+        eos = model["eos_token_id"]
+        self.eos_ids = frozenset(int(e) for e in (eos if isinstance(eos, list) else [eos]))
+        # genai masks the pad id in a prompt; where it doubles as end-of-text (SmolLM2's
+        # <|im_end|>, which chat prompts hold), batches pad with the last id instead
+        self.pad_id = int(model["pad_token_id"])
+        if self.pad_id in self.eos_ids:
+            self.pad_id = int(model["vocab_size"]) - 1
         try:
-            self._model = og.Model(str(directory))
+            config = og.Config(str(directory))
+            config.overlay(json.dumps({"model": {"pad_token_id": self.pad_id}}))
+            self._model = og.Model(config)
             self._tokenizer = og.Tokenizer(self._model)
         except Exception as exc:  # genai raises bare RuntimeErrors
             raise RunError(f"{directory}: onnxruntime-genai could not load it: {exc}") from exc
-        model = json.loads((directory / "genai_config.json").read_text())["model"]
-        self.pad_id = int(model["pad_token_id"])
-        eos = model["eos_token_id"]
-        self.eos_ids = frozenset(int(e) for e in (eos if isinstance(eos, list) else [eos]))
+
+    def batchable(self, prompt: np.ndarray) -> bool:
+        """Whether ``prompt`` can share a padded batch: it holds no pad id."""
+        return not bool(np.any(prompt == self.pad_id))
 
     def encode(self, text: str) -> np.ndarray:
         """The prompt's token ids (int32), as the model's own tokenizer splits it."""
@@ -109,7 +119,7 @@ class Batch:
     genai 0.18 masks the pad id, so each row continues its prompt as it would alone (a test
     compares): right padding, since left-padded rows differ from their lone runs there. A
     row ends at its budget, or at end-of-text once 2 tokens are out (unless ``hold_eos``);
-    the batch steps until every row ended. A prompt holding the pad id cannot be batched.
+    the batch steps until every row ended. A prompt holding the pad id runs alone.
     """
 
     def __init__(
@@ -117,8 +127,8 @@ class Batch:
     ) -> None:
         if not prompts or len(budgets) != len(prompts) or min(budgets) < 2:
             raise RunError(f"{model.directory}: a batch needs prompts and budgets of 2 or more")
-        if any(bool(np.any(p == model.pad_id)) for p in prompts):
-            raise RunError(f"{model.directory}: a prompt holds the pad id {model.pad_id}")
+        if len(prompts) > 1 and not all(model.batchable(p) for p in prompts):
+            raise RunError(f"{model.directory}: a batched prompt holds the pad id {model.pad_id}")
         self._model, self._budgets = model, budgets
         width = max(len(p) for p in prompts)
         self._ids = np.full((len(prompts), width), model.pad_id, dtype=np.int32)
