@@ -63,8 +63,9 @@ class GenerationConfig:
             run is refused. Ignored by SingleStream and Offline.
         interactive: Server under MLPerf's ``<model>-interactive`` config name (its tighter
             limits in mlperf.conf).
-        max_active: Server: sequences generated at once, interleaved a token each in turn
-            (new ones join at token boundaries); 1 answers queries one after another.
+        max_active: Sequences generated at once. Offline: queries of like budgets run as one
+            genai batch (harness.runtime.genai.Batch); Server: interleaved a token each in
+            turn (new ones join at token boundaries); 1 answers queries one after another.
     """
 
     prompts: PromptSource = "synthetic"
