@@ -207,15 +207,18 @@ class GenerativeSUT:
     def _work_batches(self) -> None:
         """Offline: up to ``max_active`` queries of like budgets at a time, as one batch."""
         pending: list[_Active] = []
+        finished = False  # the None: LoadGen has finished, so nothing more is issued
         while True:
             try:
-                item = self._queue.get(block=not pending)
-                while item is not None:
-                    pending.append(item)
-                    item = self._queue.get_nowait()
+                while not finished:
+                    item = self._queue.get(block=not pending)
+                    if item is None:
+                        finished = True
+                    else:
+                        pending.append(item)
             except queue.Empty:
                 pass
-            if not pending:  # LoadGen has finished (the None): nothing is pending
+            if not pending:
                 return
             group = self._next_group(pending)
             chosen = {id(q) for q in group}
