@@ -27,14 +27,20 @@ class GenaiModel:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        model = json.loads((directory / "genai_config.json").read_text())["model"]
-        eos = model["eos_token_id"]
-        self.eos_ids = frozenset(int(e) for e in (eos if isinstance(eos, list) else [eos]))
+        try:
+            model = json.loads((directory / "genai_config.json").read_text())["model"]
+            eos = model["eos_token_id"]
+            self.eos_ids = frozenset(int(e) for e in (eos if isinstance(eos, list) else [eos]))
+            self.pad_id = int(model["pad_token_id"])
+            vocab = int(model["vocab_size"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise RunError(
+                f"{directory}: onnxruntime-genai could not load it: genai_config.json: {exc!r}"
+            ) from exc
         # genai masks the pad id in a prompt; where it doubles as end-of-text (SmolLM2's
         # <|im_end|>, which chat prompts hold), batches pad with the last id instead
-        self.pad_id = int(model["pad_token_id"])
         if self.pad_id in self.eos_ids:
-            self.pad_id = int(model["vocab_size"]) - 1
+            self.pad_id = vocab - 1
         try:
             config = og.Config(str(directory))
             config.overlay(json.dumps({"model": {"pad_token_id": self.pad_id}}))

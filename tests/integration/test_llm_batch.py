@@ -58,3 +58,11 @@ def test_a_prompt_holding_the_pad_id_runs_alone_not_batched(tiny: GenaiModel) ->
     while not alone.done:
         alone.step()
     assert alone.tokens == [_alone(tiny, padded, 4, True)]
+
+
+def test_a_directory_without_its_genai_config_is_one_run_error(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match=r"could not load it: genai_config\.json"):
+        GenaiModel(tmp_path)
+    (tmp_path / "genai_config.json").write_text('{"model": {"eos_token_id": 2}}')
+    with pytest.raises(RunError, match="pad_token_id"):
+        GenaiModel(tmp_path)
