@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-PromptSource = Literal["synthetic", "text"]
+PromptSource = Literal["synthetic", "text", "file"]
 MAX_TOKENS = 1 << 17  # a prompt or an output: past every context length the zoo builds
 MAX_ACTIVE = 256
 
@@ -48,7 +48,10 @@ class GenerationConfig:
     Attributes:
         prompts: "synthetic": seeded token ids (``input_tokens`` long), meaning nothing;
             "text": the repo's real English prompts (harness.datasets.prompt_texts) through
-            the model's own tokenizer (``input_tokens`` is then unused).
+            the model's own tokenizer (``input_tokens`` is then unused); "file": the user's
+            JSONL file at ``path`` (harness.datasets.prompt_file).
+        path: The JSONL prompt file (relative to the working directory, as data.dir is);
+            only with prompts "file".
         input_tokens: A synthetic prompt's length.
         output_tokens: Each sample's budget of new tokens; generation ends at the budget
             or at end-of-text.
@@ -60,8 +63,9 @@ class GenerationConfig:
             run is refused. Ignored by SingleStream and Offline.
         interactive: Server under MLPerf's ``<model>-interactive`` config name (its tighter
             limits in mlperf.conf).
-        max_active: Server: sequences generated at once, interleaved a token each in turn
-            (new ones join at token boundaries); 1 answers queries one after another.
+        max_active: Sequences generated at once. Offline: queries of like budgets run as one
+            genai batch (harness.runtime.genai.Batch); Server: interleaved a token each in
+            turn (new ones join at token boundaries); 1 answers queries one after another.
     """
 
     prompts: PromptSource = "synthetic"
@@ -71,8 +75,14 @@ class GenerationConfig:
     limits: TokenLimits | None = None
     interactive: bool = False
     max_active: int = 1
+    path: str | None = None
 
     def __post_init__(self) -> None:
+        if (self.prompts == "file") != (self.path is not None):
+            raise ValueError(
+                "path: give a JSONL prompt file with prompts: file, and only then "
+                f"(prompts is {self.prompts!r}, path is {self.path!r})"
+            )
         if not 1 <= self.max_active <= MAX_ACTIVE:
             raise ValueError(f"max_active: must be 1..{MAX_ACTIVE}, got {self.max_active}")
         if self.output_tokens.min < 2:

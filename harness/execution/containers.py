@@ -260,7 +260,14 @@ def input_paths(job: Job, cwd: Path) -> list[Path]:
     it as it would locally.
     """
     request = job.request
-    named = (request.model_override, request.scenario.model.path, request.scenario.data.dir)
+    generation = request.scenario.generation
+    prompt_file = generation.path if generation is not None else None
+    named = (
+        request.model_override,
+        request.scenario.model.path,
+        request.scenario.data.dir,
+        prompt_file,
+    )
     paths = {Path(os.path.normpath(cwd / str(name))) for name in named if name is not None}
     return sorted(path for path in paths if path.exists())
 

@@ -20,6 +20,7 @@ import numpy as np
 from harness.analysis.accuracy import load_accuracy, write_accuracy_block
 from harness.analysis.genaccuracy import generative_accuracy, token_agreement
 from harness.config import Scenario
+from harness.datasets.prompt_file import file_prompts
 from harness.datasets.prompts import Prompts, synthetic_prompts, text_prompts
 from harness.errors import ConfigError, RunError
 from harness.execution.genrecording import GenMeasured, build_generative_result
@@ -208,13 +209,22 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
     directory = variant.directory
     model = GenaiModel(directory)
     count = scenario.data.total_sample_count
+    vocab = int(json.loads((directory / GENAI_CONFIG).read_text())["model"]["vocab_size"])
+    seed = scenario.data.seed
     if generation.prompts == "text":
-        prompts = text_prompts(
-            generation, encode=model.encode, count=count, seed=scenario.data.seed
+        prompts = text_prompts(generation, encode=model.encode, count=count, seed=seed)
+    elif generation.path is not None:
+        ids, budgets, described = file_prompts(
+            generation,
+            Path(generation.path),
+            encode=model.encode,
+            vocab=vocab,
+            count=count,
+            seed=seed,
         )
+        prompts = Prompts(ids=ids, budgets=budgets, description=described)
     else:
-        vocab = int(json.loads((directory / GENAI_CONFIG).read_text())["model"]["vocab_size"])
-        prompts = synthetic_prompts(generation, vocab=vocab, count=count, seed=scenario.data.seed)
+        prompts = synthetic_prompts(generation, vocab=vocab, count=count, seed=seed)
     if progress is not None:
         progress.write(f"  prompts: {prompts.description}\n")
     return _Ready(

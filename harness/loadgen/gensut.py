@@ -6,9 +6,11 @@ where LoadGen measures no first token), the whole output with ``lg.QuerySamplesC
 carrying its token count: LoadGen derives TTFT and TPOT = (latency - TTFT) / (n - 1).
 
 SingleStream generates inline in LoadGen's issue thread. Offline and Server hand queries to
-one worker thread that keeps up to ``max_active`` sequences going and steps each by a token in
-turn: a new query joins at a token boundary (the harness's own scheduler, not genai's Engine,
-which needs a PagedAttention model). The SUT records, per query, what it generated and when
+one worker thread. Offline generates up to ``max_active`` queries of like budgets as one genai
+batch (harness.runtime.genai.Batch), each answered at its own end. Server keeps up to
+``max_active`` sequences going and steps each by a token in turn: a new query joins at a token
+boundary (the harness's own scheduler, not genai's Engine, which needs a PagedAttention model).
+The SUT records, per query, what it generated and when
 (``TokenTimes``), apart from what it reports, so the result can check LoadGen's figures.
 """
 
@@ -41,11 +43,32 @@ class Stepper(Protocol):
         """Whether the sequence ended."""
 
 
+class BatchStepper(Protocol):
+    """Sequences generated together (harness.runtime.genai.Batch)."""
+
+    tokens: list[list[int]]  # per row, every token made so far
+
+    def step(self) -> list[int]:
+        """A token for every row still going; returns the rows that ended."""
+
+    @property
+    def done(self) -> bool:
+        """Whether every row ended."""
+
+
 class Generator(Protocol):
     """Starts sequences (harness.runtime.genai.GenaiModel)."""
 
     def start(self, prompt: np.ndarray, *, max_new_tokens: int, min_new_tokens: int) -> Stepper:
         """A sequence after ``prompt``."""
+
+    def start_batch(
+        self, prompts: list[np.ndarray], *, budgets: list[int], hold_eos: bool
+    ) -> BatchStepper:
+        """Sequences after ``prompts``, generated as one batch."""
+
+    def batchable(self, prompt: np.ndarray) -> bool:
+        """Whether ``prompt`` can share a batch (else it runs alone)."""
 
 
 class PromptStore:
@@ -98,6 +121,7 @@ class _Active:
     issued_ns: int
     sequence: Stepper | None = None
     first_ns: int = 0
+    answered: bool = False  # a batched query (its tokens live in the batch) was answered
 
 
 class GenerativeSUT:
@@ -124,7 +148,8 @@ class GenerativeSUT:
     def start(self) -> None:
         """Starts the worker thread (Offline and Server)."""
         if self._scenario != "SingleStream":
-            self._thread = threading.Thread(target=self._work, name="generate", daemon=True)
+            work = self._work_batches if self._scenario == "Offline" else self._work
+            self._thread = threading.Thread(target=work, name="generate", daemon=True)
             self._thread.start()
 
     def stop(self) -> None:
@@ -179,6 +204,61 @@ class GenerativeSUT:
                 self._fail(exc, active)
                 active = []
 
+    def _work_batches(self) -> None:
+        """Offline: up to ``max_active`` queries of like budgets at a time, as one batch."""
+        pending: list[_Active] = []
+        finished = False  # the None: LoadGen has finished, so nothing more is issued
+        while True:
+            try:
+                while not finished:
+                    item = self._queue.get(block=not pending)
+                    if item is None:
+                        finished = True
+                    else:
+                        pending.append(item)
+            except queue.Empty:
+                pass
+            if not pending:
+                return
+            group = self._next_group(pending)
+            chosen = {id(q) for q in group}
+            pending = [q for q in pending if id(q) not in chosen]
+            try:
+                self._run_batch(group)
+            except Exception as exc:
+                self._fail(exc, [q for q in group if not q.answered])
+
+    def _next_group(self, pending: list[_Active]) -> list[_Active]:
+        """The next batch: up to ``max_active`` of like budgets, or one that must run alone."""
+        prompts = self._store.prompts
+        pending.sort(key=lambda q: prompts.budgets[q.index])
+        alone = [q for q in pending if not self._generator.batchable(prompts.ids[q.index])]
+        if alone:
+            return alone[:1]
+        return pending[: self._max_active]
+
+    def _run_batch(self, group: list[_Active]) -> None:
+        prompts = self._store.prompts
+        batch = self._generator.start_batch(
+            [prompts.ids[q.index] for q in group],
+            budgets=[prompts.budgets[q.index] for q in group],
+            hold_eos=self._hold_eos,
+        )
+        while not batch.done:
+            if self.error is not None:
+                break
+            ended = batch.step()
+            now = self._clock()
+            for query in group:
+                query.first_ns = query.first_ns or now
+            for row in ended:
+                group[row].answered = True
+                self._report(group[row], batch.tokens[row])
+        for query in group:
+            if not query.answered:  # stopped (request_stop) before its end
+                query.answered = True
+                self._complete_empty(query)
+
     def _begin(self, query: _Active) -> None:
         budget = self._store.prompts.budgets[query.index]
         query.sequence = self._generator.start(
@@ -209,7 +289,10 @@ class GenerativeSUT:
         lg.FirstTokenComplete([lg.QuerySampleResponse(response_id, first.ctypes.data, 4, 1)])
 
     def _complete(self, query: _Active, sequence: Stepper) -> None:
-        out = np.asarray(sequence.tokens, dtype=np.int32)
+        self._report(query, sequence.tokens)
+
+    def _report(self, query: _Active, tokens: list[int]) -> None:
+        out = np.asarray(tokens, dtype=np.int32)
         n_tokens = len(out)
         end = self._clock()
         response = lg.QuerySampleResponse(

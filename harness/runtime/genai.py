@@ -7,6 +7,7 @@ errors become RunError here, naming the directory.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -27,10 +28,30 @@ class GenaiModel:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         try:
-            self._model = og.Model(str(directory))
+            model = json.loads((directory / "genai_config.json").read_text())["model"]
+            eos = model["eos_token_id"]
+            self.eos_ids = frozenset(int(e) for e in (eos if isinstance(eos, list) else [eos]))
+            self.pad_id = int(model["pad_token_id"])
+            vocab = int(model["vocab_size"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise RunError(
+                f"{directory}: onnxruntime-genai could not load it: genai_config.json: {exc!r}"
+            ) from exc
+        # genai masks the pad id in a prompt; where it doubles as end-of-text (SmolLM2's
+        # <|im_end|>, which chat prompts hold), batches pad with the last id instead
+        if self.pad_id in self.eos_ids:
+            self.pad_id = vocab - 1
+        try:
+            config = og.Config(str(directory))
+            config.overlay(json.dumps({"model": {"pad_token_id": self.pad_id}}))
+            self._model = og.Model(config)
             self._tokenizer = og.Tokenizer(self._model)
         except Exception as exc:  # genai raises bare RuntimeErrors
             raise RunError(f"{directory}: onnxruntime-genai could not load it: {exc}") from exc
+
+    def batchable(self, prompt: np.ndarray) -> bool:
+        """Whether ``prompt`` can share a padded batch: it holds no pad id."""
+        return not bool(np.any(prompt == self.pad_id))
 
     def encode(self, text: str) -> np.ndarray:
         """The prompt's token ids (int32), as the model's own tokenizer splits it."""
@@ -48,10 +69,16 @@ class GenaiModel:
         """
         return Sequence(self, prompt, max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens)
 
-    def generator(self, total: int, minimum: int) -> og.Generator:
-        """A genai Generator whose sequence ends at ``total`` tokens, not before ``minimum``."""
+    def start_batch(
+        self, prompts: list[np.ndarray], *, budgets: list[int], hold_eos: bool
+    ) -> Batch:
+        """Greedy generations of ``prompts`` as one batch (``Batch``)."""
+        return Batch(self, prompts, budgets=budgets, hold_eos=hold_eos)
+
+    def generator(self, total: int, minimum: int, batch_size: int = 1) -> og.Generator:
+        """A genai Generator whose sequences end at ``total`` tokens, not before ``minimum``."""
         params = og.GeneratorParams(self._model)
-        params.set_search_options(max_length=total, min_length=minimum)
+        params.set_search_options(max_length=total, min_length=minimum, batch_size=batch_size)
         return og.Generator(self._model, params)
 
 
@@ -90,3 +117,60 @@ class Sequence:
     def done(self) -> bool:
         """Whether the sequence ended (its budget, or end-of-text once allowed)."""
         return self._generator is not None and bool(self._generator.is_done())
+
+
+class Batch:
+    """Prompts generated together, a token each per step, right-padded with the pad id.
+
+    genai 0.18 masks the pad id, so each row continues its prompt as it would alone (a test
+    compares): right padding, since left-padded rows differ from their lone runs there. A
+    row ends at its budget, or at end-of-text once 2 tokens are out (unless ``hold_eos``);
+    the batch steps until every row ended. A prompt holding the pad id runs alone.
+    """
+
+    def __init__(
+        self, model: GenaiModel, prompts: list[np.ndarray], *, budgets: list[int], hold_eos: bool
+    ) -> None:
+        if not prompts or len(budgets) != len(prompts) or min(budgets) < 2:
+            raise RunError(f"{model.directory}: a batch needs prompts and budgets of 2 or more")
+        if len(prompts) > 1 and not all(model.batchable(p) for p in prompts):
+            raise RunError(f"{model.directory}: a batched prompt holds the pad id {model.pad_id}")
+        self._model, self._budgets = model, budgets
+        width = max(len(p) for p in prompts)
+        self._ids = np.full((len(prompts), width), model.pad_id, dtype=np.int32)
+        for row, prompt in enumerate(prompts):
+            self._ids[row, : len(prompt)] = prompt
+        longest = max(budgets)
+        self._total = width + longest
+        self._minimum = width + (longest if hold_eos else 2)
+        self._generator: og.Generator | None = None
+        self.tokens: list[list[int]] = [[] for _ in prompts]
+        self.ended = [False] * len(prompts)
+
+    def step(self) -> list[int]:
+        """A token for every row still going (the first step prefills); the rows that ended."""
+        try:
+            if self._generator is None:
+                self._generator = self._model.generator(
+                    self._total, self._minimum, batch_size=len(self._budgets)
+                )
+                self._generator.append_tokens(self._ids)
+            self._generator.generate_next_token()
+            made = self._generator.get_next_tokens()
+        except Exception as exc:  # genai raises bare RuntimeErrors
+            raise RunError(f"{self._model.directory}: generation failed: {exc}") from exc
+        finished: list[int] = []
+        for row, tokens in enumerate(self.tokens):
+            if self.ended[row]:
+                continue
+            tokens.append(int(made[row]))
+            eos = tokens[-1] in self._model.eos_ids and len(tokens) >= 2
+            if len(tokens) >= self._budgets[row] or eos:
+                self.ended[row] = True
+                finished.append(row)
+        return finished
+
+    @property
+    def done(self) -> bool:
+        """Whether every row ended."""
+        return all(self.ended)

@@ -24,6 +24,7 @@ from harness.execution.campaign import is_out_of_memory
 from harness.execution.images import ImageRef
 from harness.execution.pipeline import WorkerError, new_run_dir, run_one
 from harness.files import read_incomplete
+from harness.generation import GenerationConfig
 from harness.paths import CACHE_ENV, cache_root
 from harness.records.job import Job, write_job
 from harness.records.request import RunRequest
@@ -536,3 +537,11 @@ def test_could_not_select_device_driver_at_run_names_the_fix(
 def test_gpus_flags_for_the_docker_cli() -> None:
     assert hd.docker_cli_flags(hd.device_kwargs("nvidia")) == ["--gpus=all"]
     assert hd.docker_cli_flags(hd.device_kwargs("cpu")) == []
+
+
+def test_a_generative_scenario_s_prompt_file_is_mounted(job: Job, tmp_path: Path) -> None:
+    (tmp_path / "p.jsonl").write_text('{"prompt": "hi"}\n')
+    generation = GenerationConfig(prompts="file", path="p.jsonl")
+    scenario = dataclasses.replace(job.request.scenario, generation=generation)
+    job = dataclasses.replace(job, request=dataclasses.replace(job.request, scenario=scenario))
+    assert hc.input_paths(job, tmp_path) == [tmp_path / "p.jsonl"]

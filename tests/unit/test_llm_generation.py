@@ -65,6 +65,8 @@ def test_the_shipped_llm_scenarios_load(tmp_path: Path) -> None:
         ("output_tokens: {min: 1, max: 4}", "Offline", "output_tokens.min: LoadGen's time per"),
         ("output_tokens: {min: 8, max: 4}", "Offline", "must satisfy 1 <= min <= max"),
         ("prompts: json", "Offline", "generation.prompts: 'json' is not allowed"),
+        ("prompts: file", "Offline", "path: give a JSONL prompt file with prompts: file"),
+        ("path: p.jsonl", "Offline", "path: give a JSONL prompt file with prompts: file"),
         ("max_active: 0", "Offline", "max_active: must be 1..256"),
         ("limits: {ttft_ms: 0, tpot_ms: 5}", "Server", "ttft_ms: must be > 0"),
         ("hold_eos: true", "MultiStream", "MultiStream has no generative benchmark"),
