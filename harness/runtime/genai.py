@@ -15,6 +15,7 @@ import onnxruntime_genai as og
 
 from harness.errors import RunError
 from harness.packages import required_version
+from harness.records.layout import GENAI_CONFIG
 
 
 def genai_version() -> str:
@@ -28,7 +29,7 @@ class GenaiModel:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         try:
-            model = json.loads((directory / "genai_config.json").read_text())["model"]
+            model = json.loads((directory / GENAI_CONFIG).read_text())["model"]
             eos = model["eos_token_id"]
             self.eos_ids = frozenset(int(e) for e in (eos if isinstance(eos, list) else [eos]))
             self.pad_id = int(model["pad_token_id"])
