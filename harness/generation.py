@@ -112,11 +112,6 @@ def check_generative(
             f"data.source: a generative scenario's prompts come from generation.prompts, "
             f"not from '{data_source}'"
         )
-    if scenario == "Server" and target_qps is None:
-        raise ValueError(
-            "server.target_qps: a generative Server run needs its arrival rate (the "
-            "peak search does not serve generative models yet)"
-        )
     if batch_size != 1:
         raise ValueError(
             f"batch_size: a generative scenario generates one sequence at a time "

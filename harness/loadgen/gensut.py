@@ -89,6 +89,7 @@ class TokenTimes:
     first_ns: list[int] = field(default_factory=list)
     end_ns: list[int] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
+    start_ns: list[int] = field(default_factory=list)  # generation began (queueing delay)
 
 
 @dataclass
@@ -98,6 +99,7 @@ class _Active:
     issued_ns: int
     sequence: Stepper | None = None
     first_ns: int = 0
+    started_ns: int = 0
 
 
 class GenerativeSUT:
@@ -181,6 +183,7 @@ class GenerativeSUT:
 
     def _begin(self, query: _Active) -> None:
         budget = self._store.prompts.budgets[query.index]
+        query.started_ns = self._clock()
         query.sequence = self._generator.start(
             self._store.prompts.ids[query.index],
             max_new_tokens=budget,
@@ -221,6 +224,7 @@ class GenerativeSUT:
         times.first_ns.append(query.first_ns)
         times.end_ns.append(end)
         times.tokens.append(n_tokens)
+        times.start_ns.append(query.started_ns)
         self.completed += 1
 
     def reported_tokens(self, n_tokens: int) -> int:
