@@ -10,7 +10,7 @@ them), and the harness's SingleStream run. It prints:
     one step) and time per output token after it.
 Medians over the rounds, each round's ratio quoted. On a shared machine read the spread too.
 
-Usage: python benchmarks/llm.py [--models llm-tiny smollm2-135m] [--rounds 3] [--seconds 4]
+Usage: python benchmarks/llm.py [--models llm-tiny smollm2-135m-instruct] [--rounds 3] [--seconds 4]
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def harness_run(kind: ScenarioName, zoo: str, seconds: float, out: Path) -> Figu
 
 def plain_run(model: og.Model, prompts: Prompts, seconds: float) -> Figures:
     """Whole passes over the prompts, one generation at a time, for at least ``seconds``."""
-    made, ttfts, tpots = 0, [], []
+    made, ttfts, tpots = 0, list[float](), list[float]()
     start = time.perf_counter()
     while time.perf_counter() - start < seconds or len(ttfts) < prompts.count:
         index = len(ttfts) % prompts.count
@@ -147,7 +147,7 @@ def bench(zoo: str, rounds: int, seconds: float, out: Path) -> dict[str, list[fl
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", nargs="+", default=["llm-tiny", "smollm2-135m"])
+    parser.add_argument("--models", nargs="+", default=["llm-tiny", "smollm2-135m-instruct"])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=4.0)
     args = parser.parse_args(argv)

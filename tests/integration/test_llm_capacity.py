@@ -36,7 +36,7 @@ generation:
   input_tokens: {min: 8, max: 40}
   output_tokens: {min: 6, max: 20}
   hold_eos: true
-  limits: {ttft_ms: 60, tpot_ms: 20}
+  limits: {ttft_ms: 200, tpot_ms: 50}
   max_active: 3
 data: {total_sample_count: 32}
 warmup: {min_queries: 4, min_duration_ms: 0}
@@ -66,12 +66,12 @@ def test_search_ends_in_a_confirmed_valid_peak_with_goodput(searched: Path) -> N
     assert peak.valid and load_result(searched).valid
     assert peak.target_qps <= search.found_qps  # confirmed at or below what the search found
     assert peak.tokens_per_second is not None and peak.tokens_per_second > 0
-    limits_ns = (60e6, 20e6)
+    limits_ns = (200e6, 50e6)
     assert peak.ttft_p99_ns is not None and 0 < peak.ttft_p99_ns <= limits_ns[0]
     assert peak.tpot_p99_ns is not None and 0 < peak.tpot_p99_ns <= limits_ns[1]
     for run in capacity.tried:  # goodput at every confirming rate, from the SUT's stamps
         assert run.goodput is not None and run.goodput.queries >= 1453
-        assert 0 < run.goodput.goodput_qps <= run.goodput.queries / run.goodput.span_s
+        assert 0 < run.goodput.goodput_qps <= run.goodput.queries / run.goodput.span_s + 1e-3
     assert peak.goodput is not None and peak.goodput.queue_delay_ns is not None
     # a VALID run: at least 99 % of its queries met both limits, at about the arrival rate
     assert peak.goodput.good >= 0.99 * peak.goodput.queries
