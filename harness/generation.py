@@ -95,6 +95,7 @@ def check_generative(
 
     harness.config's Scenario calls it with its fields; a ValueError names the key.
     """
+    del target_qps  # None: the pipeline's capacity search finds Server's rate
     if zoo is None:
         raise ValueError("generation: needs model.zoo (a generative zoo model directory)")
     if scenario == "MultiStream":
