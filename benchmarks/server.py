@@ -42,9 +42,9 @@ from harness.config import (
     WarmupConfig,
 )
 from harness.errors import HarnessError, ResultError
-from harness.execution.pipeline import CONFIRM_PREFIX, new_run_dir, run_one
+from harness.execution.pipeline import new_run_dir, run_one
 from harness.handoff import read_peak
-from harness.records.layout import PEAK_SEARCH_DIR
+from harness.records.layout import CONFIRM_PREFIX, PEAK_SEARCH_DIR
 from harness.records.request import RunRequest
 from harness.records.result import RunResult
 from harness.results.runfile import load_result

@@ -94,3 +94,23 @@ def confirm_step(overs: int | None, queries: int) -> float:
         return 0.9
     share = overs / queries
     return 0.9 if share <= 0.02 else 0.8 if share <= 0.05 else 0.7
+
+
+RAN_AWAY = 0.95  # a run that completed under this share of its scheduled rate: the queue grew
+
+
+def generative_confirm_rate(
+    target_qps: float, scheduled_qps: float | None, completed_qps: float | None
+) -> float:
+    """The next confirming rate after an INVALID generative Server run.
+
+    The batcher's counts that ``confirm_step`` weighs do not exist for a generative SUT, so
+    it steps 10 % down; but when the run completed fewer queries per second than it was
+    scheduled (the queue grew all run: the search's short runs never reached steady state,
+    and stepping down 10 % at a time would take several more runs to get under), the next
+    runs at 90 % of the rate the SUT actually completed.
+    """
+    step = target_qps * confirm_step(None, 0)
+    if scheduled_qps and completed_qps and completed_qps < RAN_AWAY * scheduled_qps:
+        return min(step, completed_qps * confirm_step(None, 0))
+    return step

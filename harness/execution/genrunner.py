@@ -25,6 +25,7 @@ from harness.datasets.prompts import Prompts, synthetic_prompts, text_prompts
 from harness.errors import ConfigError, RunError
 from harness.execution.genrecording import GenMeasured, build_generative_result
 from harness.fingerprint.survey import Survey, survey
+from harness.handoff import PeakSearch
 from harness.loadgen.gensut import GenerativeSUT, PromptStore
 from harness.loadgen.plan import retry_expectation, write_test_confs
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
@@ -32,7 +33,8 @@ from harness.models.llm.store import GENERATIVE
 from harness.models.llm.variants import GenerativeVariant, generative_variant
 from harness.records.generation import TOKEN_TIMES_FORMAT
 from harness.records.job import Job
-from harness.records.layout import ACCURACY_DIR, GENAI_CONFIG, TOKEN_TIMES_FILE
+from harness.records.layout import ACCURACY_DIR, DETAIL_LOG, GENAI_CONFIG, TOKEN_TIMES_FILE
+from harness.records.loadgen_log import found_peak_qps, search_steps
 from harness.records.request import Expectation
 from harness.records.result import RunResult
 from harness.runtime.genai import GenaiModel
@@ -152,13 +154,63 @@ def run_generative(
     return build_generative_result(job.request, job.run_dir, measured)
 
 
+# The peak search starts at 1/SEARCH_SHARE of the back-to-back rate of whole generations (the
+# warm-up's median): queries interleaved a token at a time share one CPU, so that rate is
+# near the ceiling, and LoadGen's first doubling crosses it.
+SEARCH_SHARE = 2
+
+
+def run_generative_peak_search(
+    job: Job, *, phases: Phases, progress: IO[str] | None = None
+) -> PeakSearch:
+    """Generative Server with no target_qps: LoadGen's FindPeakPerformance on token latencies.
+
+    LoadGen doubles the rate until a run misses the p99 TTFT or TPOT limit, then bisects;
+    each step is a whole run of min_duration. The start is the job's target_qps where the
+    pipeline re-runs it lower, else half the back-to-back rate; a start that already misses
+    leaves found_qps 0 (the pipeline tries lower).
+    """
+    ready = _prepare(job, progress, phases)
+    scenario = job.request.scenario
+    phases.enter("warmup")
+    warmup = _warm_up(ready, scenario)
+    back_to_back_qps = 1e9 / warmup.median_latency_ns
+    start = scenario.server.target_qps or round(max(back_to_back_qps / SEARCH_SHARE, 0.1), 3)
+    phases.enter("loadgen")
+    plan = write_test_confs(
+        job.run_dir,
+        scenario=scenario,
+        profile=job.request.profile,
+        model_key=job.request.loadgen_key,
+        expected=Expectation(latency_ns=warmup.median_latency_ns, samples_per_second=start),
+        total_samples=ready.prompts.count,
+        mode="find_peak",
+    )
+    if progress is not None:
+        progress.write(
+            f"  generative peak search (LoadGen FindPeakPerformance), {start:g} QPS up\n"
+        )
+    _timed(job, ready, plan, None, progress)  # LoadGen loads per step: no telemetry window
+    detail = job.run_dir / DETAIL_LOG
+    found = found_peak_qps(detail)
+    if found is None and progress is not None:
+        progress.write(f"  the search's start, {start:g} QPS, already missed a limit\n")
+    return PeakSearch(found_qps=found or 0.0, start_qps=start, steps=search_steps(detail))
+
+
 def _timed(
-    job: Job, ready: _Ready, plan: TestPlan, telemetry: TelemetryWindow, progress: IO[str] | None
+    job: Job,
+    ready: _Ready,
+    plan: TestPlan,
+    telemetry: TelemetryWindow | None,
+    progress: IO[str] | None,
 ) -> tuple[GenerativeSUT, Window]:
     generation = job.request.scenario.generation
     assert generation is not None  # a generative job
     store = PromptStore(
-        ready.prompts, on_window_open=telemetry.open, on_window_close=telemetry.close
+        ready.prompts,
+        on_window_open=None if telemetry is None else telemetry.open,
+        on_window_close=None if telemetry is None else telemetry.close,
     )
     sut = GenerativeSUT(
         ready.model,
@@ -272,7 +324,7 @@ def _span_s(sut: GenerativeSUT) -> float | None:
 
 
 def _write_token_times(run_dir: Path, sut: GenerativeSUT) -> str:
-    """token_times.npz: per completed query, issue, first-token and end (ns), and its tokens."""
+    """token_times.npz: per completed query, issue, start, first-token and end (ns), its tokens."""
     times = sut.tokens
     with (run_dir / TOKEN_TIMES_FILE).open("wb") as handle:
         np.savez(
@@ -282,5 +334,6 @@ def _write_token_times(run_dir: Path, sut: GenerativeSUT) -> str:
             first_ns=np.asarray(times.first_ns, dtype=np.int64),
             end_ns=np.asarray(times.end_ns, dtype=np.int64),
             tokens=np.asarray(times.tokens, dtype=np.int64),
+            start_ns=np.asarray(times.start_ns, dtype=np.int64),
         )
     return TOKEN_TIMES_FILE

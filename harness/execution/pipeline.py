@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from harness.analysis.earlystop import confirm_step, queries_for_share
+from harness.analysis.earlystop import confirm_step, generative_confirm_rate, queries_for_share
 from harness.compliance.swap import SWAP_TEST, SwapVerdict, read_swap_verdict
 from harness.compliance.verify import Verdict, verify
 from harness.errors import STOP_SIGNALS, Interrupted, ResultError, RunError, stop_signal
@@ -31,14 +31,17 @@ from harness.records.layout import (
     ACCURACY_LOG,
     ATTEMPT_FILES,
     COMPLIANCE_DIR,
+    CONFIRM_PREFIX,
     FIRST_ATTEMPT,
     JOB_FILE,
     PEAK_FILE,
     PEAK_SEARCH_DIR,
     RESULT_FILE,
+    TOKEN_TIMES_FILE,
     USER_CONF,
 )
 from harness.records.request import RunRequest
+from harness.results.capacity import capacity_lines, capacity_of
 from harness.results.runfile import load_result
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env, worker_stop
 from harness.text import printable
@@ -50,7 +53,6 @@ from harness.text import printable
 # at p99: judged near p99.6; 500 allow none: p99.8); the search's runs keep the scenario's.
 CONFIRMS = 5
 CONFIRM_MARGIN = 0.9
-CONFIRM_PREFIX = "confirm-"
 CONFIRM_SHARE = 0.4
 # A search whose start misses the bound reruns from SEARCH_DROP of it (SEARCHES at most).
 SEARCHES = 3
@@ -140,6 +142,9 @@ def run_one(
                 f"{request.profile} profile, HW={request.hw})\n"
             )
         _tests(request, run_dir, launch, where)
+        capacity = capacity_of(run_dir) if request.scenario.generation is not None else None
+        if capacity is not None and progress is not None:
+            progress.write("\n".join(capacity_lines(capacity)) + "\n")
     except KeyboardInterrupt as exc:
         raise mark_stopped(run_dir, exc, where) from None
     except WorkerError as exc:
@@ -205,7 +210,13 @@ def _confirm(job: Job, run_dir: Path, launch: Launcher, where: Phases) -> None:
         server = result.server
         answered = sum(int(size) * n for size, n in server.batch_sizes.items())
         rate = server.target_qps * confirm_step(server.overlatency_queries, answered)
-        _set_aside(run_dir, run_dir / f"{CONFIRM_PREFIX}{attempt}", also=(RESULT_FILE,))
+        if result.generation is not None:  # no batch counts; a queue that grew says how far
+            completed = server.completed_samples_per_second
+            scheduled = server.scheduled_samples_per_second
+            rate = generative_confirm_rate(server.target_qps, scheduled, completed)
+        _set_aside(
+            run_dir, run_dir / f"{CONFIRM_PREFIX}{attempt}", also=(RESULT_FILE, TOKEN_TIMES_FILE)
+        )
         _launch(_at_rate(job, rate), run_dir, launch, where)
 
 

@@ -122,12 +122,22 @@ def _outcome(job: Job, phases: Phases) -> int:
 
 
 def _generative(job: Job, phases: Phases) -> int:
-    """A generative model's job (harness.execution.genrunner): accuracy or performance only."""
-    from harness.execution.genrunner import run_generative, run_generative_accuracy
+    """A generative model's job (harness.execution.genrunner): accuracy, peak search or timed."""
+    from harness.execution.genrunner import (
+        run_generative,
+        run_generative_accuracy,
+        run_generative_peak_search,
+    )
     from harness.results.runfile import write_result
 
     if job.test == "accuracy":
         run_generative_accuracy(job, phases=phases)
+        return 0
+    if job.test == "find_peak":
+        search = run_generative_peak_search(job, progress=sys.stderr, phases=phases)
+        phases.enter("write")
+        write_peak(job.run_dir, search)
+        mark_complete(job.run_dir)
         return 0
     if job.test != "performance":
         raise ConfigError(

@@ -112,6 +112,7 @@ class TokenTimes:
     first_ns: list[int] = field(default_factory=list)
     end_ns: list[int] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
+    start_ns: list[int] = field(default_factory=list)  # generation began (queueing delay)
 
 
 @dataclass
@@ -122,6 +123,7 @@ class _Active:
     sequence: Stepper | None = None
     first_ns: int = 0
     answered: bool = False  # a batched query (its tokens live in the batch) was answered
+    started_ns: int = 0
 
 
 class GenerativeSUT:
@@ -239,6 +241,9 @@ class GenerativeSUT:
 
     def _run_batch(self, group: list[_Active]) -> None:
         prompts = self._store.prompts
+        started = self._clock()
+        for query in group:
+            query.started_ns = started
         batch = self._generator.start_batch(
             [prompts.ids[q.index] for q in group],
             budgets=[prompts.budgets[q.index] for q in group],
@@ -261,6 +266,7 @@ class GenerativeSUT:
 
     def _begin(self, query: _Active) -> None:
         budget = self._store.prompts.budgets[query.index]
+        query.started_ns = self._clock()
         query.sequence = self._generator.start(
             self._store.prompts.ids[query.index],
             max_new_tokens=budget,
@@ -304,6 +310,7 @@ class GenerativeSUT:
         times.first_ns.append(query.first_ns)
         times.end_ns.append(end)
         times.tokens.append(n_tokens)
+        times.start_ns.append(query.started_ns)
         self.completed += 1
 
     def reported_tokens(self, n_tokens: int) -> int:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # token_times.npz (harness.execution.genrunner writes it): per completed query, issue_ns,
-# first_ns, end_ns (monotonic ns, as the SUT stamped them) and tokens (as it counted them).
+# first_ns, end_ns (monotonic ns, as the SUT stamped them) and tokens (as it counted them);
+# start_ns (generation began: the queueing delay's end) is absent from older files.
 TOKEN_TIMES_FORMAT = 1
 
 

@@ -80,9 +80,11 @@ def test_a_bad_generation_block_is_one_clear_error(
     assert fragment in str(caught.value) and str(tmp_path / "g.yaml") in str(caught.value)
 
 
-def test_a_generative_server_needs_its_rate_and_one_sequence_per_query(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"server\.target_qps: a generative Server run needs"):
-        load_scenario(_scenario(tmp_path, "hold_eos: true", "Server", server=""))
+def test_a_generative_server_may_search_its_rate_and_runs_one_sequence_per_query(
+    tmp_path: Path,
+) -> None:
+    searched = load_scenario(_scenario(tmp_path, "hold_eos: true", "Server", server=""))
+    assert searched.server.target_qps is None  # the capacity search finds it
     path = _scenario(tmp_path, "hold_eos: true")
     path.write_text(path.read_text() + "batch_size: 4\n")
     with pytest.raises(ConfigError, match="batch_size: a generative scenario generates one"):

@@ -1,0 +1,51 @@
+"""A generative Server capacity search's record: the peak rate and goodput at each rate tried."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Goodput:
+    """One run's queries against both token limits, from the SUT's own stamps (token_times.npz).
+
+    A query is good when its time to first token (issue to first token) is within the TTFT
+    limit and its time per output token ((end - first) / (tokens - 1)) within the TPOT limit.
+    ``goodput_qps`` is the good queries over the span from the first issue to the last answer.
+    ``queue_delay_ns``: p50 / p99 / max of issue to the start of generation (None in files
+    written before the SUT stamped starts).
+    """
+
+    queries: int
+    good: int
+    span_s: float
+    goodput_qps: float
+    queue_delay_ns: tuple[int, int, int] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateTried:
+    """A confirming run (or the final run) of the search: its rate, LoadGen's verdict, goodput."""
+
+    directory: str  # relative to the run directory: "." for the final run, "confirm-N"
+    target_qps: float
+    valid: bool
+    tokens_per_second: float | None
+    ttft_p99_ns: int | None
+    tpot_p99_ns: int | None
+    goodput: Goodput | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Capacity:
+    """What the search found: the highest confirmed VALID rate, or none (``peak`` is None).
+
+    ``search_qps`` is the rate LoadGen's FindPeakPerformance settled on, ``search_steps`` the
+    rates it logged; ``tried`` every confirming run in order, the final one last. Only a run
+    LoadGen called VALID is ever the peak.
+    """
+
+    search_qps: float | None
+    search_steps: tuple[str, ...]
+    tried: tuple[RateTried, ...]
+    peak: RateTried | None

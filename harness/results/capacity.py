@@ -1,0 +1,127 @@
+"""A generative Server run's capacity: its peak search, each confirming run and the peak.
+
+Read from the run directory the pipeline left: peak-search/peak.json (what LoadGen's
+FindPeakPerformance settled on), confirm-N/ (INVALID confirmations, kept) and the final run,
+each with result.json and the SUT's token_times.npz. Goodput at each rate comes from those
+stamps against the run's own TTFT / TPOT limits. Only a run LoadGen called VALID is the peak.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from harness.analysis.goodput import goodput
+from harness.errors import ResultError
+from harness.handoff import read_peak
+from harness.records.capacity import Capacity, Goodput, RateTried
+from harness.records.layout import (
+    CONFIRM_PREFIX,
+    PEAK_SEARCH_DIR,
+    RESULT_FILE,
+    TOKEN_TIMES_FILE,
+)
+from harness.results.runfile import load_result
+
+MAX_CONFIRMS = 64  # more confirm-N directories than the pipeline ever makes: not read
+MAX_TOKEN_TIMES_BYTES = 256 << 20  # token_times.npz is 40 bytes a query
+
+
+def capacity_of(run_dir: Path) -> Capacity | None:
+    """The capacity search in ``run_dir``; None when it ran no peak search or is not generative."""
+    if not (run_dir / PEAK_SEARCH_DIR).is_dir() or not (run_dir / RESULT_FILE).is_file():
+        return None
+    search = read_peak(run_dir / PEAK_SEARCH_DIR)
+    directories = [
+        f"{CONFIRM_PREFIX}{n}"
+        for n in range(1, MAX_CONFIRMS + 1)
+        if (run_dir / f"{CONFIRM_PREFIX}{n}" / RESULT_FILE).is_file()
+    ]
+    tried = [_tried(run_dir, name) for name in (*directories, ".")]
+    if any(t is None for t in tried):
+        return None  # not a generative run
+    runs = tuple(t for t in tried if t is not None)
+    valid = [t for t in runs if t.valid]
+    return Capacity(
+        search_qps=search.found_qps or None,
+        search_steps=tuple(search.steps),
+        tried=runs,
+        peak=max(valid, key=lambda t: t.target_qps) if valid else None,
+    )
+
+
+def _tried(run_dir: Path, name: str) -> RateTried | None:
+    directory = run_dir / name
+    result = load_result(directory / RESULT_FILE)
+    generation, server = result.generation, result.server
+    if generation is None or server is None:
+        return None
+    good = None
+    if generation.ttft_limit_ns is not None and generation.tpot_limit_ns is not None:
+        good = _goodput(directory, generation.ttft_limit_ns, generation.tpot_limit_ns)
+    return RateTried(
+        directory=name,
+        target_qps=server.target_qps,
+        valid=result.valid,
+        tokens_per_second=generation.tokens_per_second,
+        ttft_p99_ns=None if generation.ttft_ns is None else generation.ttft_ns.p99,
+        tpot_p99_ns=None if generation.tpot_ns is None else generation.tpot_ns.p99,
+        goodput=good,
+    )
+
+
+def _goodput(directory: Path, ttft_limit_ns: int, tpot_limit_ns: int) -> Goodput | None:
+    path = directory / TOKEN_TIMES_FILE
+    if not path.is_file():
+        return None
+    if path.stat().st_size > MAX_TOKEN_TIMES_BYTES:
+        raise ResultError(f"{path}: larger than {MAX_TOKEN_TIMES_BYTES} bytes; not read")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {key: np.asarray(data[key]) for key in data.files if key != "format"}
+        return goodput(
+            issue_ns=arrays["issue_ns"],
+            first_ns=arrays["first_ns"],
+            end_ns=arrays["end_ns"],
+            tokens=arrays["tokens"],
+            start_ns=arrays.get("start_ns"),
+            ttft_limit_ns=ttft_limit_ns,
+            tpot_limit_ns=tpot_limit_ns,
+        )
+    except (OSError, ValueError, KeyError) as exc:
+        raise ResultError(f"{path}: not a token_times file ({exc})") from None
+
+
+def capacity_lines(capacity: Capacity) -> list[str]:
+    """What the search found, for people: every rate tried, then the peak or why there is none."""
+    lines = [f"  capacity: LoadGen's search settled on {capacity.search_qps or 0:g} QPS"]
+    for run in capacity.tried:
+        good = run.goodput
+        goodput_text = (
+            "goodput n/a"
+            if good is None
+            else (
+                f"goodput {good.goodput_qps:.2f} QPS ({good.good}/{good.queries} met both limits)"
+            )
+        )
+        lines.append(
+            f"    {run.directory}: {run.target_qps:g} QPS {'VALID' if run.valid else 'INVALID'}, "
+            f"{_ms(run.ttft_p99_ns)} TTFT p99, {_ms(run.tpot_p99_ns)} TPOT p99, {goodput_text}"
+        )
+    peak = capacity.peak
+    if peak is None:
+        lines.append("  capacity: no confirmed VALID peak (every confirming run was INVALID)")
+        return lines
+    delay = None if peak.goodput is None else peak.goodput.queue_delay_ns
+    delay_text = "n/a" if delay is None else f"p50 {_ms(delay[0])}, p99 {_ms(delay[1])}"
+    tokens = "n/a" if peak.tokens_per_second is None else f"{peak.tokens_per_second:,.1f}"
+    lines.append(
+        f"  capacity: peak {peak.target_qps:g} QPS (confirmed VALID), {tokens} tokens/s, "
+        f"queueing delay {delay_text}"
+    )
+    return lines
+
+
+def _ms(ns: int | None) -> str:
+    return "n/a" if ns is None else f"{ns / 1e6:.3f} ms"

@@ -1,0 +1,98 @@
+"""The generative Server capacity search on llm-tiny: a real search, confirmed, with goodput.
+
+No target_qps: the pipeline runs LoadGen's FindPeakPerformance on token latencies
+(peak-search/), then confirming runs until one is VALID. The capacity read back from the run
+directory names that run as the peak, with goodput from the SUT's own stamps at every rate
+tried. A run LoadGen (or the token checks) called INVALID is never the peak: the same
+directory with its final run turned INVALID reports none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.cli import main
+from harness.handoff import read_peak
+from harness.records.layout import PEAK_SEARCH_DIR, RESULT_FILE, TOKEN_TIMES_FILE
+from harness.results.capacity import capacity_lines, capacity_of
+from harness.results.runfile import load_result, write_result
+from tests.conftest import write_scenario
+
+pytest.importorskip("onnxruntime_genai", reason="onnxruntime-genai is not installed (llm extra)")
+pytestmark = pytest.mark.slow
+
+SCENARIO = """
+name: llm-tiny-capacity
+scenario: Server
+model: {zoo: llm-tiny}
+trials: 1
+generation:
+  input_tokens: {min: 8, max: 40}
+  output_tokens: {min: 6, max: 20}
+  hold_eos: true
+  limits: {ttft_ms: 200, tpot_ms: 50}
+  max_active: 3
+data: {total_sample_count: 32}
+warmup: {min_queries: 4, min_duration_ms: 0}
+quick: {min_duration_ms: 1000, min_query_count: 24, performance_sample_count: 32}
+"""
+
+
+@pytest.fixture(scope="module")
+def searched(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("capacity")
+    path = write_scenario(tmp / "capacity.yaml", SCENARIO)
+    assert main(["run", str(path), "--out", str(tmp / "runs")]) == 0
+    (run,) = [
+        p.parent
+        for p in (tmp / "runs").rglob(RESULT_FILE)
+        if p.parent.name != "accuracy" and not p.parent.name.startswith("confirm-")
+    ]
+    return run
+
+
+def test_search_ends_in_a_confirmed_valid_peak_with_goodput(searched: Path) -> None:
+    search = read_peak(searched / PEAK_SEARCH_DIR)
+    assert search.found_qps > 0 and len(search.steps) >= 2
+    capacity = capacity_of(searched)
+    assert capacity is not None and capacity.peak is not None
+    peak = capacity.peak
+    assert peak.valid and load_result(searched).valid
+    assert peak.target_qps <= search.found_qps  # confirmed at or below what the search found
+    assert peak.tokens_per_second is not None and peak.tokens_per_second > 0
+    limits_ns = (200e6, 50e6)
+    assert peak.ttft_p99_ns is not None and 0 < peak.ttft_p99_ns <= limits_ns[0]
+    assert peak.tpot_p99_ns is not None and 0 < peak.tpot_p99_ns <= limits_ns[1]
+    for run in capacity.tried:  # goodput at every confirming rate, from the SUT's stamps
+        assert run.goodput is not None and run.goodput.queries >= 1453
+        assert 0 < run.goodput.goodput_qps <= run.goodput.queries / run.goodput.span_s + 1e-3
+    assert peak.goodput is not None and peak.goodput.queue_delay_ns is not None
+    # a VALID run: at least 99 % of its queries met both limits, at about the arrival rate
+    assert peak.goodput.good >= 0.99 * peak.goodput.queries
+    assert peak.goodput.goodput_qps == pytest.approx(peak.target_qps, rel=0.25)
+    with np.load(searched / TOKEN_TIMES_FILE) as data:
+        waits = data["start_ns"] - data["issue_ns"]
+    assert (waits >= 0).all() and peak.goodput.queue_delay_ns[2] == int(waits.max())
+    text = "\n".join(capacity_lines(capacity))
+    assert f"peak {peak.target_qps:g} QPS (confirmed VALID)" in text
+
+
+def test_an_invalid_confirmation_is_never_the_peak(searched: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(searched, copy)
+    result = load_result(copy)
+    outcome = dataclasses.replace(result.outcome, valid=False)  # the cheat: INVALID, kept
+    write_result(dataclasses.replace(result, outcome=outcome), copy)
+    capacity = capacity_of(copy)
+    assert capacity is not None and capacity.peak is None
+    assert [run.valid for run in capacity.tried][-1] is False
+    out = io.StringIO()
+    out.write("\n".join(capacity_lines(capacity)))
+    assert "no confirmed VALID peak" in out.getvalue()
+    assert f"peak {result.server.target_qps:g} QPS" not in out.getvalue()  # type: ignore[union-attr]
