@@ -58,7 +58,24 @@ def is_generative(scenario: Scenario) -> bool:
 
 
 def run_generative_accuracy(job: Job, *, phases: Phases) -> None:
-    """The accuracy job: generative accuracy is not scored yet; its block says so, no LoadGen."""
+    """The accuracy job: LoadGen's AccuracyOnly pass over the prompts, then its block.
+
+    LoadGen logs each sample's generated token ids (mlperf_log_accuracy.json), as MLPerf's
+    LLM references do, and its detail log: what an MLPerf export's accuracy/ holds. The
+    tokens are not scored yet (no reference text for synthetic prompts): the block says so.
+    """
+    ready = _prepare(job, None, phases)
+    phases.enter("loadgen")
+    plan = write_test_confs(
+        job.run_dir,
+        scenario=job.request.scenario,
+        profile=job.request.profile,
+        model_key=job.request.loadgen_key,
+        expected=None,
+        total_samples=ready.prompts.count,
+        mode="accuracy",
+    )
+    _timed(job, ready, plan, None, None)
     phases.enter("write")
     write_accuracy_block(not_measured(), job.run_dir)
 
@@ -116,13 +133,21 @@ def run_generative(
 
 
 def _timed(
-    job: Job, ready: _Ready, plan: TestPlan, telemetry: TelemetryWindow, progress: IO[str] | None
+    job: Job,
+    ready: _Ready,
+    plan: TestPlan,
+    telemetry: TelemetryWindow | None,
+    progress: IO[str] | None,
 ) -> tuple[GenerativeSUT, Window]:
+    """LoadGen's test of the plan (performance or accuracy); telemetry bounds a timed one."""
     generation = job.request.scenario.generation
     assert generation is not None  # a generative job
-    store = PromptStore(
-        ready.prompts, on_window_open=telemetry.open, on_window_close=telemetry.close
-    )
+    if telemetry is None:
+        store = PromptStore(ready.prompts)
+    else:
+        store = PromptStore(
+            ready.prompts, on_window_open=telemetry.open, on_window_close=telemetry.close
+        )
     sut = GenerativeSUT(
         ready.model,
         store,
