@@ -15,10 +15,10 @@ from harness.records.accuracy import Accuracy, ClosedDivision, Fp32Agreement, La
 from harness.submission.accuracy_txt import (
     ELISION,
     MAX_ACCURACY_LOG_BYTES,
+    NO_ROUGE,
     VIEW_BYTES,
     compliance_accuracy_txt,
     file_sha256,
-    NO_ROUGE,
     mlperf_accuracy_line,
     render_accuracy_txt,
     truncated_log,
