@@ -67,12 +67,25 @@ def is_generative(scenario: Scenario) -> bool:
 
 
 def run_generative_accuracy(job: Job, *, phases: Phases) -> None:
-    """The accuracy job: the run's greedy tokens against FP32's on the same prompts, no LoadGen.
+    """The accuracy job: LoadGen's AccuracyOnly pass, then the tokens scored against FP32's.
 
-    An FP32 run is the reference itself; its block says so.
+    LoadGen logs each sample's generated token ids (mlperf_log_accuracy.json), as MLPerf's
+    LLM references do, and its detail log: what an MLPerf export's accuracy/ holds. Then the
+    run's greedy tokens on the first prompts are scored against FP32's on the same prompts;
+    an FP32 run is the reference itself, and its block says so.
     """
     ready = _prepare(job, None, phases)
-    phases.enter("loadgen")  # no LoadGen: the greedy generations stand where it would
+    phases.enter("loadgen")
+    plan = write_test_confs(
+        job.run_dir,
+        scenario=job.request.scenario,
+        profile=job.request.profile,
+        model_key=job.request.loadgen_key,
+        expected=None,
+        total_samples=ready.prompts.count,
+        mode="accuracy",
+    )
+    _timed(job, ready, plan, None, None)
     scenario = job.request.scenario
     if scenario.model.precision == "fp32":
         accuracy = generative_accuracy(None)
@@ -205,6 +218,7 @@ def _timed(
     telemetry: TelemetryWindow | None,
     progress: IO[str] | None,
 ) -> tuple[GenerativeSUT, Window]:
+    """LoadGen's test of the plan (performance or accuracy); telemetry bounds a timed one."""
     generation = job.request.scenario.generation
     assert generation is not None  # a generative job
     store = PromptStore(

@@ -52,18 +52,34 @@ def mlperf_accuracy_line(labels: LabelAccuracy) -> str | None:
     return f"accuracy={100 * good / labels.count:.3f}%, good={good}, total={labels.count}"
 
 
-def render_accuracy_txt(accuracy: Accuracy, log_sha256: str, statement: str | None = None) -> str:
+# accuracy.txt's first MLPerf line for a generative benchmark: what its checker reads there
+# (ROUGE-1/2/L/Lsum and GEN_LEN for llama3.1-8b, from MLPerf's evaluation of the decoded text
+# against its dataset's references) is not given, and why. Worded so that none of the
+# checker's patterns ('rouge1': ..., 'gen_len': ...) can match it.
+NO_ROUGE = (
+    "no ROUGE scores: the generated token ids in mlperf_log_accuracy.json are not scored "
+    "against MLPerf's reference text (the prompts are not MLPerf's dataset), so MLPerf's "
+    "accuracy is not measurable (open division)"
+)
+
+
+def render_accuracy_txt(
+    accuracy: Accuracy, log_sha256: str, statement: str | None = None, *, generative: bool = False
+) -> str:
     """accuracy.txt of an exported accuracy run: MLPerf's lines, then beyond-tops' own scoring.
 
     ``statement`` (a synthetic-weights model's) comes first, where a reader and an importer
     of the tree read a result's accuracy. MLPerf's checker reads the ``accuracy=`` line
     (only against labels: agreement with FP32 is no accuracy) and ``hash=``, the sha256 of
-    the whole accuracy log, wherever they stand. The harness's own scoring follows, indented
+    the whole accuracy log, wherever they stand; a ``generative`` benchmark's first MLPerf
+    line says its ROUGE is not measured. The harness's own scoring follows, indented
     so that none of its lines can match the checker's patterns.
     """
     labels = accuracy.against_labels
     line = None if labels is None else mlperf_accuracy_line(labels)
-    if line is None:
+    if generative:
+        head = [NO_ROUGE]
+    elif line is None:
         head = [
             "no accuracy= line: the data had no labels, so there is no MLPerf accuracy; "
             "agreement with FP32 follows"

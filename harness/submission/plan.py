@@ -16,11 +16,17 @@ from harness.results.groups import load_group
 
 Division = Literal["open", "closed"]
 DIVISIONS: tuple[Division, ...] = ("open", "closed")
-# LoadGen's model key (mlperf.conf) -> MLPerf's benchmark directory. Only ResNet-50 so far:
-# its accuracy, dataset and compliance rules are the ones this export was checked against.
-BENCHMARKS: Mapping[str, str] = {"resnet50": "resnet"}
+# LoadGen's model key (mlperf.conf) -> MLPerf's benchmark directory: the benchmarks whose
+# accuracy, dataset and compliance rules this export was checked against with MLPerf's checker.
+# llama3.1-8b (a generative run with model.loadgen_name llama3_1-8b): open division only, as
+# its ROUGE accuracy needs MLPerf's dataset and reference text (see _check_division).
+BENCHMARKS: Mapping[str, str] = {"resnet50": "resnet", "llama3_1-8b": "llama3.1-8b"}
 # The compliance tests MLPerf v6.1 requires per benchmark (the checker's models_TEST0x).
+# llama3.1-8b's is TEST06 (first token and output lengths), which only a closed result needs
+# and the harness does not run: its export is open-only.
 COMPLIANCE_TESTS: Mapping[str, tuple[str, ...]] = {"resnet": ("TEST01", "TEST04")}
+# The generative benchmarks among BENCHMARKS' values: accuracy.txt states their ROUGE.
+GENERATIVE_BENCHMARKS = frozenset({"llama3.1-8b"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,6 +175,12 @@ def _check_division(entry: Entry, division: Division, force_quick: bool) -> None
         raise ConfigError(
             f"{entry.run_dir}: a quick-profile run is not submission-valid; re-run it with "
             "--profile submission, or pass --force-quick to export it labelled as quick"
+        )
+    if division == "closed" and entry.benchmark in GENERATIVE_BENCHMARKS:
+        raise ConfigError(
+            f"{entry.run_dir}: {entry.benchmark} has no ROUGE score here (its generated tokens "
+            "are not scored against MLPerf's reference text) and no TEST06; the closed division "
+            "needs both: export to --division open"
         )
     if division == "closed" and entry.result.accuracy.against_labels is None:
         raise ConfigError(

@@ -54,7 +54,7 @@ from harness.submission.documents import (
     src_readme,
     weights_statement,
 )
-from harness.submission.plan import COMPLIANCE_TESTS, Entry, Plan
+from harness.submission.plan import COMPLIANCE_TESTS, GENERATIVE_BENCHMARKS, Entry, Plan
 
 # In a run directory, `harness compliance` (harness.compliance.verify) leaves each test in
 # COMPLIANCE_DIR: compliance/TEST01/, compliance/TEST04/ (older attempts, TEST0x-N, are not
@@ -162,7 +162,12 @@ def _write_accuracy(entry: Entry, target: Path, statement: str | None) -> None:
     log = _existing(source / ACCURACY_LOG, entry.run_dir)
     digest = file_sha256(log)
     atomic_write_bytes(target / ACCURACY_LOG, truncated_log(log))
-    text = render_accuracy_txt(entry.result.accuracy, digest, statement)
+    text = render_accuracy_txt(
+        entry.result.accuracy,
+        digest,
+        statement,
+        generative=entry.benchmark in GENERATIVE_BENCHMARKS,
+    )
     atomic_write_text(target / ACCURACY_TXT, text)
 
 

@@ -15,6 +15,7 @@ from harness.records.accuracy import Accuracy, ClosedDivision, Fp32Agreement, La
 from harness.submission.accuracy_txt import (
     ELISION,
     MAX_ACCURACY_LOG_BYTES,
+    NO_ROUGE,
     VIEW_BYTES,
     compliance_accuracy_txt,
     file_sha256,
@@ -116,6 +117,39 @@ def test_a_synthetic_weights_statement_comes_first_and_the_checker_still_reads_i
         "hash=" + "ab" * 32,
     ]
     assert _checker_reads(text) == (["76.456"], "ab" * 32)  # the statement matches neither
+
+
+# llama3.1-8b's accuracy patterns, as the v6.1 checker has them (ACC_PATTERN).
+LLM_PATTERNS = {
+    "ROUGE1": r".*'rouge1':\s+'?([\d.]+)'?.*",
+    "ROUGE2": r".*'rouge2':\s+'?([\d.]+)'?.*",
+    "ROUGEL": r".*'rougeL':\s+'?([\d.]+)'?.*",
+    "ROUGELSUM": r".*'rougeLsum':\s+'?([\d.]+)'?.*",
+    "GEN_LEN": r".*'gen_len':\s([\d.]+).*",
+    "TOKENS_PER_SAMPLE": r".*'tokens_per_sample':\s([\d.]+).*",
+}
+
+
+def _llm_patterns() -> dict[str, str]:
+    constants = _load("mlperf_checker_constants", TOOLS / "submission_checker" / "constants.py")
+    if constants is None:
+        return LLM_PATTERNS
+    targets = constants.MODEL_CONFIG["v6.1"]["accuracy-target"]["llama3.1-8b"]
+    names = targets[::2]
+    assert set(names) <= set(LLM_PATTERNS)  # the checker reads ROUGE-1/2/L/Lsum and GEN_LEN
+    return {name: constants.ACC_PATTERN[name] for name in names}
+
+
+def test_a_generative_benchmark_states_no_rouge_and_claims_no_score() -> None:
+    statement = "Synthetic weights: accuracy not measurable (zoo model 'llm-tiny')"
+    text = render_accuracy_txt(_accuracy(0.76456, 50000), "ef" * 32, statement, generative=True)
+    lines = text.splitlines()
+    assert lines[:3] == [statement, NO_ROUGE, "hash=" + "ef" * 32]
+    for name, pattern in _llm_patterns().items():
+        assert not any(re.match(pattern, line) for line in lines), name
+    assert _checker_reads(text)[0] == []  # no MLPerf accuracy= line either, labels or not
+    # The patterns do read a line a cheat would write: the test above can fail.
+    assert re.match(_llm_patterns()["ROUGE1"], "{'rouge1': 38.5, 'gen_len': 8000000}")
 
 
 def test_good_is_counted_from_top1_and_rounded() -> None:

@@ -137,6 +137,18 @@ def test_closed_needs_accuracy_against_labels(tmp_path: Path) -> None:
     assert not entry.quick
 
 
+def test_llama3_1_8b_exports_open_only(tmp_path: Path) -> None:
+    base = load_result(FIXTURE)
+    config = dataclasses.replace(base.loadgen_config, model_key="llama3_1-8b")
+    llm = dataclasses.replace(base, loadgen_config=config)
+    run = _run_dir(tmp_path / "open", llm)
+    (entry,) = plan_export([run], division="open", org="B", system="s", force_quick=True).entries
+    assert entry.benchmark == "llama3.1-8b"
+    labelled = _run_dir(tmp_path / "closed", _submission_profile(llm, labelled=True))
+    with pytest.raises(ConfigError, match=r"llama3\.1-8b has no ROUGE score .* --division open"):
+        _plan([labelled], "closed")
+
+
 def test_a_model_without_an_mlperf_benchmark_is_refused(tmp_path: Path) -> None:
     run = tmp_path / "tiny"
     run.mkdir()
