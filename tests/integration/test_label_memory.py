@@ -14,6 +14,7 @@ import pytest
 from harness.cli import main
 from harness.errors import ConfigError
 from harness.records.runlabel import LABEL_GRAMMAR
+from harness.results.runfile import SCHEMA_VERSION
 from tests.conftest import TINY_OFFLINE, TINY_SS, harness_dir, harness_printed, write_scenario
 
 pytestmark = pytest.mark.slow
@@ -58,7 +59,7 @@ def _results(group: Path) -> list[dict[str, object]]:
 def test_the_label_is_recorded_in_every_result_and_job(runs: dict[str, Path]) -> None:
     labelled = _results(runs["labelled"])
     assert len(labelled) == 2
-    assert {r["schema_version"] for r in labelled} == {9}
+    assert {r["schema_version"] for r in labelled} == {SCHEMA_VERSION}
     assert {r["label"] for r in labelled} == {LABEL}
     assert _results(runs["hostile"])[0]["label"] == HOSTILE
     assert _results(runs["plain"])[0]["label"] is None
