@@ -42,8 +42,9 @@ def test_a_peak_search_ends_in_a_confirmed_valid_peak(
     peak = json.loads((run_dir / "peak-search" / "peak.json").read_text())
     assert peak["found_qps"] > 0 and peak["steps"]
     assert "FindPeakPerformance found" in server["target_qps_source"]
-    # The confirmed rate is at most the margin below what the search found, never above.
-    assert 0 < server["target_qps"] <= round(peak["found_qps"] * CONFIRM_MARGIN, 3)
+    # The confirmed rate is at most the margin below what the search found, never above
+    # (LoadGen logs the rate to 6 significant digits: 2569.657 asked is 2569.66 logged).
+    assert 0 < server["target_qps"] <= peak["found_qps"] * CONFIRM_MARGIN * (1 + 1e-5)
     # Its run was long enough for early stopping to allow 0.4 % over the bound, and met it.
     answered = sum(int(size) * n for size, n in server["batch_sizes"].items())
     assert answered >= queries_for_share(CONFIRM_SHARE)
