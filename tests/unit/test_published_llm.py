@@ -181,3 +181,15 @@ def test_a_record_before_version_4_reads_with_no_token_figures(tmp_path: Path) -
     written.write_text(json.dumps(data), encoding="utf-8")
     old = load_published(written)
     assert old.generation is None and record.generation is not None
+
+
+def test_compare_of_published_llms_is_judged_by_tokens_per_second(tmp_path: Path) -> None:
+    """Every side generated (here two published LLM records, no local run): compare's headline
+    is MLPerf's LLM metric, tokens/s, not samples/s; the ratio is the logs' tokens/s."""
+    from harness.analysis.compare import compare
+
+    mixtral = _record(MIXTRAL, "Server", tmp_path / "a")
+    llama2 = _record(LLAMA2, "Server", tmp_path / "b")
+    headline = next(r for r in compare([mixtral, llama2]).rows if r.headline)
+    assert headline.metric == TOKENS
+    assert [c.values for c in headline.cells] == [(50795.6,), (22020.9,)]
