@@ -5,7 +5,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from harness.records.loadsweep import LoadPoint
+from harness.records.capacity import Goodput
+from harness.records.loadsweep import LoadPoint, TokenPoint
 from harness.records.result import RunResult
 
 # Fractions of LoadGen's FindPeakPerformance rate an automatic sweep runs at: well under it,
@@ -20,13 +21,23 @@ def auto_rates(peak_qps: float) -> tuple[float, ...]:
     return tuple(float(f"{peak_qps * f:.3g}") for f in AUTO_FRACTIONS)
 
 
-def load_point(target_qps: float, directory: str, results: Sequence[RunResult]) -> LoadPoint:
-    """A rate's point from its trials' results: medians, and how many were VALID."""
+def _median(values: Sequence[float | None]) -> float | None:
+    known = [float(v) for v in values if v is not None]
+    return statistics.median(known) if known else None
 
-    def median(values: Sequence[float | None]) -> float | None:
-        known = [float(v) for v in values if v is not None]
-        return statistics.median(known) if known else None
 
+def load_point(
+    target_qps: float,
+    directory: str,
+    results: Sequence[RunResult],
+    goodputs: Sequence[Goodput | None] = (),
+) -> LoadPoint:
+    """A rate's point from its trials' results: medians, and how many were VALID.
+
+    A generative model's point also has its token figures (`token_point`); `goodputs` are
+    its trials' goodput from their stamps, where the run had limits and stamps.
+    """
+    median = _median
     return LoadPoint(
         target_qps=target_qps,
         dir=directory,
@@ -36,6 +47,35 @@ def load_point(target_qps: float, directory: str, results: Sequence[RunResult]) 
         p50_ns=median([r.latency_ns.p50 for r in results]),
         p90_ns=median([r.latency_ns.p90 for r in results]),
         p99_ns=median([r.latency_ns.p99 for r in results]),
+        tokens=token_point(results, goodputs),
+    )
+
+
+def token_point(
+    results: Sequence[RunResult], goodputs: Sequence[Goodput | None]
+) -> TokenPoint | None:
+    """The trials' token figures, medians of each; None when no trial was generative."""
+    generated = [r.generation for r in results if r.generation is not None]
+    if not generated:
+        return None
+
+    def pick(kind: str, rank: str) -> float | None:
+        found = [getattr(g, kind) for g in generated]
+        return _median([None if f is None else getattr(f, rank) for f in found])
+
+    good = [g for g in goodputs if g is not None]
+    return TokenPoint(
+        tokens_per_second=_median([g.tokens_per_second for g in generated]),
+        ttft_p50_ns=pick("ttft_ns", "p50"),
+        ttft_p90_ns=pick("ttft_ns", "p90"),
+        ttft_p99_ns=pick("ttft_ns", "p99"),
+        tpot_p50_ns=pick("tpot_ns", "p50"),
+        tpot_p90_ns=pick("tpot_ns", "p90"),
+        tpot_p99_ns=pick("tpot_ns", "p99"),
+        goodput_qps=_median([g.goodput_qps for g in good]),
+        queue_p99_ns=_median(
+            [None if g.queue_delay_ns is None else g.queue_delay_ns[1] for g in good]
+        ),
     )
 
 
