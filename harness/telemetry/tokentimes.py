@@ -98,7 +98,7 @@ def read_token_times(path: Path) -> TokenTimes:
     if size > MAX_TOKEN_TIMES_BYTES:
         raise ResultError(f"{path}: larger than {MAX_TOKEN_TIMES_BYTES} bytes; not read")
     try:
-        with np.load(path, allow_pickle=False) as data:
+        with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
             version = int(np.asarray(data["format"]))
             columns = {name: np.asarray(data[name], dtype=np.int64) for name in COLUMNS}
             start = np.asarray(data["start_ns"], dtype=np.int64) if "start_ns" in data else None
