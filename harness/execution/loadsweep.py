@@ -8,6 +8,10 @@ the trials) and how many trials met the bound, then the knee, the highest rate t
 sweeps fractions of the rate it found (analysis.loadsweep.AUTO_FRACTIONS). After two rates
 in a row over the bound the sweep stops: higher rates only queue longer.
 
+A generative model's Server (or Interactive) scenario sweeps the same way: LoadGen's VALID is
+then both p99 limits (TTFT, TPOT) met, and each point also holds the token figures, with
+goodput and the queueing delay from each trial's token_times.npz (harness.analysis.goodput).
+
 Server's arrival rate, not a concurrency, is the swept load: LoadGen's Server issues Poisson
 arrivals whatever the system's state (an open loop, as users arrive), while a concurrency
 sweep closes the loop and hides queueing, the thing a buyer's latency limit is about.
