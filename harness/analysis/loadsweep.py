@@ -14,6 +14,9 @@ from harness.records.result import RunResult
 AUTO_FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25)
 # Points in a row over the bound after which higher rates only queue longer.
 STOP_AFTER_OVER = 2
+# A generative rate whose completed rate fell under this share of the offered one did not keep
+# up: its queue grew all run, whatever a short run's percentiles say.
+KEPT_UP_SHARE = 0.9
 
 
 def auto_rates(peak_qps: float) -> tuple[float, ...]:
@@ -79,15 +82,26 @@ def token_point(
     )
 
 
+def queue_grew(point: LoadPoint) -> bool:
+    """A generative rate the SUT did not keep up with: completed under KEPT_UP_SHARE of it."""
+    done = point.completed_qps
+    return point.tokens is not None and done is not None and done < KEPT_UP_SHARE * point.target_qps
+
+
+def holds(point: LoadPoint) -> bool:
+    """Every trial met the bound (a generative model's: both limits) and the queue kept up."""
+    return point.valid and not queue_grew(point)
+
+
 def over_in_a_row(points: Sequence[LoadPoint]) -> bool:
     """Whether the last STOP_AFTER_OVER points all broke the bound: stop, higher rates queue."""
     last = points[-STOP_AFTER_OVER:]
-    return len(last) == STOP_AFTER_OVER and not any(p.valid for p in last)
+    return len(last) == STOP_AFTER_OVER and not any(holds(p) for p in last)
 
 
 def knee_qps(points: Sequence[LoadPoint]) -> float | None:
-    """The highest rate all of whose trials met the bound; None when none did."""
-    return max((p.target_qps for p in points if p.valid), default=None)
+    """The highest rate that held (`holds`); None when none did."""
+    return max((p.target_qps for p in points if holds(p)), default=None)
 
 
 def parse_rates(text: str) -> tuple[float, ...] | None:

@@ -69,7 +69,7 @@ class LoadSweep:
     latency_bound_ns: int | None
     requested_qps: tuple[float, ...]
     points: tuple[LoadPoint, ...]
-    knee_qps: float | None  # the highest VALID rate; None when no rate was
+    knee_qps: float | None  # the highest rate that held (analysis.loadsweep.holds), or None
     stopped: LoadStop
     peak_qps: float | None = None
     complete: bool = True

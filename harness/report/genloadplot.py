@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from harness.analysis.loadsweep import holds
 from harness.records.loadsweep import LoadPoint, LoadSweep
 from harness.report.cells import drawn
 from harness.report.latency_plots import (
@@ -60,12 +61,12 @@ def token_load_figure(sweep: LoadSweep) -> Figure:
 
 
 def _percentiles(ax: Axes, points: list[LoadPoint], what: str, key: str) -> list[float]:
-    """p50, p90 and p99 against the rate, a rate that broke a limit hollow; the values (ms)."""
+    """p50, p90 and p99 against the rate, one that did not hold hollow; the values (ms)."""
     ax.grid(True, alpha=0.3)
     spans: list[float] = []
     for rank in ("p50", "p90", "p99"):
         line = [
-            (p.target_qps, value / 1e6, p.valid)
+            (p.target_qps, value / 1e6, holds(p))
             for p in points
             if p.tokens is not None and (value := getattr(p.tokens, f"{key}_{rank}_ns")) is not None
         ]

@@ -17,7 +17,7 @@ TOKEN_CAPTION = (
     "LoadGen's TTFT and TPOT p50, p90 and p99 (medians over each rate's trials) against the "
     "offered rate, completed tokens/s and goodput (queries that met both limits per second, "
     "from the SUT's stamps) below; dotted: the p99 limits, dashed: the knee; hollow points "
-    "broke a limit."
+    "broke a limit or did not keep up (the queue grew)."
 )
 
 

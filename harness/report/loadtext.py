@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from harness.analysis.loadsweep import KEPT_UP_SHARE, queue_grew
 from harness.records.loadsweep import LoadPoint, LoadSweep
 
 _STOPPED = {
@@ -90,10 +91,19 @@ def _token_row(p: LoadPoint) -> tuple[str, ...]:
 def load_verdict(sweep: LoadSweep) -> list[str]:
     """The knee, where the rates came from, why the sweep stopped, the profile."""
     met = "both limits" if is_generative(sweep) else "the bound"
+    kept = " with its queue kept up" if is_generative(sweep) else ""
     if sweep.knee_qps is None:
-        lines = [f"knee: none: no rate met {met} in every trial"]
+        lines = [f"knee: none: no rate met {met} in every trial{kept}"]
     else:
-        lines = [f"knee: {sweep.knee_qps:g} qps, the highest rate that met {met} in every trial"]
+        lines = [
+            f"knee: {sweep.knee_qps:g} qps, the highest rate that met {met} in every trial{kept}"
+        ]
+    grew = [p for p in sweep.points if queue_grew(p)]
+    if grew:
+        rates = ", ".join(f"{p.target_qps:g} ({p.completed_qps or 0:,.1f} completed)" for p in grew)
+        lines.append(
+            f"queue grew (completed under {KEPT_UP_SHARE:.0%} of the offered rate): {rates}"
+        )
     if sweep.peak_qps is not None:
         lines.append(f"rates from LoadGen's peak search: {sweep.peak_qps:g} qps")
     ran = {p.target_qps for p in sweep.points}

@@ -6,11 +6,13 @@ runs that produce them are in tests/integration/test_llm_load_sweep.py.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from harness.analysis.loadsweep import holds, knee_qps, over_in_a_row, queue_grew
 from harness.errors import ResultError
 from harness.records.loadsweep import LoadPoint, LoadSweep, TokenPoint
 from harness.report.blocks import Bullets, Image, Table
@@ -178,8 +180,31 @@ def test_the_sweep_s_report_section_and_text_name_tokens_goodput_and_the_limits(
     assert table.header == TOKEN_HEADER and len(table.rows) == 4
     assert table.rows[2][3] == "9.00" and table.rows[2][-1] == "0 of 1"
     (verdict,) = [b for b in blocks if isinstance(b, Bullets)]
-    assert verdict.items[0] == "knee: 100 qps, the highest rate that met both limits in every trial"
-    assert "two rates in a row broke a limit" in verdict.items[1]
+    assert verdict.items[0] == (
+        "knee: 100 qps, the highest rate that met both limits in every trial with its queue kept up"
+    )
+    assert any("two rates in a row broke a limit" in item for item in verdict.items)
     text = render_load(SWEEP, "DIR")
     assert "p99 TTFT limit 200 ms, TPOT limit 50 ms" in text.splitlines()[0]
     assert "not run: 1600" not in text  # every requested rate ran
+
+
+def test_a_valid_rate_whose_queue_grew_is_not_the_knee_and_ends_the_sweep() -> None:
+    """A short run can pass its p99s while the SUT falls behind: completed under 90 % of it."""
+    kept_up = _point(100, True, 45, 100)
+    behind = dataclasses.replace(_point(400, True, 150, 250), completed_qps=280.0)
+    assert holds(kept_up) and queue_grew(behind) and not holds(behind)
+    assert knee_qps([kept_up, behind]) == 100.0
+    assert over_in_a_row([kept_up, behind, dataclasses.replace(behind, target_qps=800)])
+    # a CNN point (no token figures) is judged by LoadGen's verdict alone, as before
+    cnn = dataclasses.replace(behind, tokens=None)
+    assert not queue_grew(cnn) and knee_qps([kept_up, cnn]) == 400.0
+    sweep = dataclasses.replace(SWEEP, points=(kept_up, behind), knee_qps=100.0)
+    verdict = load_blocks(sweep, "runs/load")[-1]
+    assert isinstance(verdict, Bullets)
+    assert "queue grew (completed under 90% of the offered rate): 400 (280.0 completed)" in (
+        verdict.items
+    )
+    ttft = token_load_figure(sweep).axes[0]
+    markers = [line for line in ttft.get_lines() if line.get_marker() == "o"]
+    assert [line.get_fillstyle() for line in markers] == ["full", "none"] * 3
