@@ -34,7 +34,7 @@ generation:
 data: {{total_sample_count: 32}}
 warmup: {{min_queries: 4, min_duration_ms: 0}}
 # 1,453 queries, as the capacity search's confirming runs: LoadGen's early stopping then allows
-# a few queries over a limit (at 704 it allows none, and one hiccup of a busy VM fails a rate)
+# six queries over a limit (at 704 one, and two hiccups of a busy VM fail a rate)
 quick: {{min_duration_ms: 1000, min_query_count: 1453, performance_sample_count: 32}}
 """
 LIMITS_NS = (200_000_000, 50_000_000)
