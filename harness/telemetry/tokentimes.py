@@ -106,10 +106,10 @@ def read_token_times(path: Path) -> TokenTimes:
         raise ResultError(f"{path}: cannot read ({exc})") from None
     except (KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:
         raise ResultError(f"{path}: not a beyond-tops token_times.npz ({exc})") from None
-    if version != TOKEN_TIMES_FORMAT:
+    if not 1 <= version <= TOKEN_TIMES_FORMAT:  # every format keeps these columns
         raise ResultError(
             f"{path}: token times format {version}, this beyond-tops reads "
-            f"{TOKEN_TIMES_FORMAT}; upgrade beyond-tops"
+            f"formats 1 to {TOKEN_TIMES_FORMAT}; upgrade beyond-tops"
         )
     try:
         return TokenTimes(**columns, start_ns=start)

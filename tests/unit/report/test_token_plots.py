@@ -64,7 +64,8 @@ def test_tokens_over_time_counts_each_query_s_tokens_when_it_completes() -> None
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"fmt": 2}, "token times format 2, this beyond-tops reads 1; upgrade"),
+        ({"fmt": 2}, "token times format 2, this beyond-tops reads formats 1 to 1; upgrade"),
+        ({"fmt": 0}, "token times format 0"),
         ({"tokens": [1, 2]}, "token time columns differ in length"),
         ({"end_ns": np.array(["x"], dtype=object)}, "not a beyond-tops token_times.npz"),
     ],
