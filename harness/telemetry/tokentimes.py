@@ -89,6 +89,14 @@ def span_s(times: TokenTimes) -> float:
     return float(times.end_ns.max() - times.issue_ns.min()) / 1e9
 
 
+def _integers(values: np.ndarray, name: str) -> Ints:
+    """A column as int64; ValueError for any other kind (floats, NaN, strings, objects)."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "iu":
+        raise ValueError(f"{name} holds {array.dtype}, not integers")
+    return array.astype(np.int64)
+
+
 def read_token_times(path: Path) -> TokenTimes:
     """Read a token_times.npz (bounded, no pickles); ResultError names the file and the fault."""
     try:
@@ -99,9 +107,9 @@ def read_token_times(path: Path) -> TokenTimes:
         raise ResultError(f"{path}: larger than {MAX_TOKEN_TIMES_BYTES} bytes; not read")
     try:
         with path.open("rb") as handle, np.load(handle, allow_pickle=False) as data:
-            version = int(np.asarray(data["format"]))
-            columns = {name: np.asarray(data[name], dtype=np.int64) for name in COLUMNS}
-            start = np.asarray(data["start_ns"], dtype=np.int64) if "start_ns" in data else None
+            version = int(_integers(data["format"], "format"))
+            columns = {name: _integers(data[name], name) for name in COLUMNS}
+            start = _integers(data["start_ns"], "start_ns") if "start_ns" in data else None
     except OSError as exc:
         raise ResultError(f"{path}: cannot read ({exc})") from None
     except (KeyError, ValueError, TypeError, zipfile.BadZipFile) as exc:

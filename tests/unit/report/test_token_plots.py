@@ -68,6 +68,7 @@ def test_tokens_over_time_counts_each_query_s_tokens_when_it_completes() -> None
         ({"fmt": 0}, "token times format 0"),
         ({"tokens": [1, 2]}, "token time columns differ in length"),
         ({"end_ns": np.array(["x"], dtype=object)}, "not a beyond-tops token_times.npz"),
+        ({"first_ns": [5e6, float("nan"), 3e7]}, "first_ns holds float64, not integers"),
     ],
 )
 def test_a_hostile_token_times_file_is_refused_naming_it(
