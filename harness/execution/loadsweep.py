@@ -181,6 +181,7 @@ def _record(
     peak: float | None,
     failure: str | None = None,
 ) -> LoadSweep:
+    generation = request.scenario.generation
     return LoadSweep(
         scenario_name=request.scenario.name,
         profile=request.profile,
@@ -194,4 +195,5 @@ def _record(
         failure=failure,
         ttft_limit_ns=held.ttft_limit_ns,
         tpot_limit_ns=held.tpot_limit_ns,
+        interactive=generation is not None and generation.interactive,
     )

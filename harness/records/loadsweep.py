@@ -76,3 +76,9 @@ class LoadSweep:
     failure: str | None = None
     ttft_limit_ns: int | None = None
     tpot_limit_ns: int | None = None
+    interactive: bool = False  # MLPerf's Interactive: Server under <model>-interactive
+
+    @property
+    def mode(self) -> str:
+        """The scenario as MLPerf names it: Interactive or Server."""
+        return "Interactive" if self.interactive else "Server"

@@ -25,7 +25,7 @@ def load_blocks(sweep: LoadSweep, where: str) -> list[Block]:
     """The sweep's section: its plot, a row per rate, then the knee and why it stopped."""
     name = slug(f"load-{sweep.scenario_name}")
     return [
-        Heading(2, f"Load sweep: {sweep.scenario_name} (Server, {bound_text(sweep)})", name),
+        Heading(2, f"Load sweep: {sweep.scenario_name} ({sweep.mode}, {bound_text(sweep)})", name),
         Para(f"Found at `{where}`: each rate is a trials group of its own (`qps-*/`)."),
         _image(sweep, name),
         Table(load_header(sweep), tuple(load_rows(sweep))),

@@ -27,7 +27,7 @@ TOKEN_HEADER = (
 
 def render_load(sweep: LoadSweep, where: str) -> str:
     """The sweep's table and verdict, as `harness sweep --server-rates` and `show` print it."""
-    lines = [f"{where}: load sweep, {sweep.scenario_name}: Server, {bound_text(sweep)}"]
+    lines = [f"{where}: load sweep, {sweep.scenario_name}: {sweep.mode}, {bound_text(sweep)}"]
     header = load_header(sweep)
     rows = [header, *load_rows(sweep)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

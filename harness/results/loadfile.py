@@ -1,7 +1,8 @@
 """load.json: a load sweep's summary file (Server latency against arrival rate), versioned.
 
 History of LOAD_SCHEMA_VERSION: 1, the first; 2, a generative model's token figures per
-rate (`tokens`) and its TTFT / TPOT limits (`ttft_limit_ns`, `tpot_limit_ns`), None in a 1.
+rate (`tokens`), its TTFT / TPOT limits (`ttft_limit_ns`, `tpot_limit_ns`) and whether it is
+MLPerf's Interactive (`interactive`): None, None and false in a 1.
 """
 
 from __future__ import annotations
@@ -49,4 +50,10 @@ def _from_1(data: JsonObject) -> JsonObject:
     points = data.get("points")
     if isinstance(points, list):
         points = [{**p, "tokens": None} if isinstance(p, dict) else p for p in points]
-    return {**data, "points": points, "ttft_limit_ns": None, "tpot_limit_ns": None}
+    return {
+        **data,
+        "points": points,
+        "ttft_limit_ns": None,
+        "tpot_limit_ns": None,
+        "interactive": False,
+    }

@@ -95,7 +95,9 @@ def test_load_json_round_trips_and_refuses_another_kind(tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     assert (data["kind"], data["schema_version"]) == ("load", LOAD_SCHEMA_VERSION)
     # a version 1 file (before a generative sweep's token figures) reads with none of them
-    old = {k: v for k, v in data.items() if k not in ("ttft_limit_ns", "tpot_limit_ns")}
+    old = {
+        k: v for k, v in data.items() if k not in ("ttft_limit_ns", "tpot_limit_ns", "interactive")
+    }
     old["points"] = [{k: v for k, v in p.items() if k != "tokens"} for p in data["points"]]
     path.write_text(json.dumps({**old, "schema_version": 1}))
     assert read_load(path) == sweep

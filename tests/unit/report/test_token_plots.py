@@ -188,6 +188,9 @@ def test_the_sweep_s_report_section_and_text_name_tokens_goodput_and_the_limits(
     assert any("two rates in a row broke a limit" in item for item in verdict.items)
     text = render_load(SWEEP, "DIR")
     assert "p99 TTFT limit 200 ms, TPOT limit 50 ms" in text.splitlines()[0]
+    assert ": Server, " in text.splitlines()[0]
+    interactive = dataclasses.replace(SWEEP, interactive=True)
+    assert ": Interactive, p99 TTFT" in render_load(interactive, "DIR").splitlines()[0]
     assert "not run: 1600" not in text  # every requested rate ran
 
 
