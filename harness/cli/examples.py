@@ -47,6 +47,10 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
             "harness sweep scenarios/resnet50-server.yaml --server-rates auto",
             "Server latency against arrival rate, to the knee",
         ),
+        (
+            "harness sweep scenarios/llm-tiny-server.yaml --server-rates 20,40,80,160",
+            "TTFT, TPOT, tokens/s and goodput against rate",
+        ),
     ),
     "report": (
         ("harness report results/runs/RUN_OR_GROUP", "report.md + report.html beside it"),

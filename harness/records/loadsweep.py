@@ -15,6 +15,27 @@ LoadStop = Literal["rates", "over_bound", "error"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TokenPoint:
+    """A generative rate's token figures: medians over its trials.
+
+    TTFT and TPOT percentiles are LoadGen's (its detail log); ``tokens_per_second`` its
+    "Completed tokens per second"; ``goodput_qps`` the queries that met both limits per
+    second and ``queue_p99_ns`` the p99 wait from issue to the start of generation, both from
+    the SUT's own stamps (token_times.npz; harness.analysis.goodput).
+    """
+
+    tokens_per_second: float | None
+    ttft_p50_ns: float | None
+    ttft_p90_ns: float | None
+    ttft_p99_ns: float | None
+    tpot_p50_ns: float | None
+    tpot_p90_ns: float | None
+    tpot_p99_ns: float | None
+    goodput_qps: float | None
+    queue_p99_ns: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LoadPoint:
     """One arrival rate: its trials' directory, medians of what they measured, verdicts."""
 
@@ -26,6 +47,7 @@ class LoadPoint:
     p50_ns: float | None
     p90_ns: float | None
     p99_ns: float | None
+    tokens: TokenPoint | None = None  # a generative model's: None for the others
 
     @property
     def valid(self) -> bool:
@@ -38,7 +60,8 @@ class LoadSweep:
     """Rates tried in order, the bound, the knee, and why the sweep stopped.
 
     `peak_qps` is LoadGen's FindPeakPerformance result when the rates were derived from it
-    (`--server-rates auto`), None when they were given.
+    (`--server-rates auto`), None when they were given. A generative model's sweep has its
+    p99 TTFT and TPOT limits (`ttft_limit_ns`, `tpot_limit_ns`): LoadGen's VALID is both met.
     """
 
     scenario_name: str
@@ -46,8 +69,16 @@ class LoadSweep:
     latency_bound_ns: int | None
     requested_qps: tuple[float, ...]
     points: tuple[LoadPoint, ...]
-    knee_qps: float | None  # the highest VALID rate; None when no rate was
+    knee_qps: float | None  # the highest rate that held (analysis.loadsweep.holds), or None
     stopped: LoadStop
     peak_qps: float | None = None
     complete: bool = True
     failure: str | None = None
+    ttft_limit_ns: int | None = None
+    tpot_limit_ns: int | None = None
+    interactive: bool = False  # MLPerf's Interactive: Server under <model>-interactive
+
+    @property
+    def mode(self) -> str:
+        """The scenario as MLPerf names it: Interactive or Server."""
+        return "Interactive" if self.interactive else "Server"

@@ -21,6 +21,7 @@ from harness.report.badges import TrustOf, default_trust, trust_sentence
 from harness.report.blocks import Block, Bullets, Heading, Para, Table
 from harness.report.cells import slug
 from harness.report.figures import latency_blocks, telemetry_blocks, utilization_blocks
+from harness.report.genfigures import token_plot_blocks
 from harness.report.loadreport import load_blocks
 from harness.report.machine import machine_label, machine_rows
 from harness.report.summary import (
@@ -152,7 +153,7 @@ def _group(section: _Section, links_from: Path | None, trust: Trust) -> list[Blo
     if g.sweep is not None:
         blocks += sweep_blocks(g.sweep, prefix)
     if g.results:
-        blocks += latency_blocks(g, prefix) + server_blocks(g)
+        blocks += latency_blocks(g, prefix) + token_plot_blocks(g, prefix) + server_blocks(g)
         blocks += telemetry_blocks(g, prefix) + utilization_blocks(g, prefix)
     blocks += _runs(g, links_from)
     return blocks + _warnings(g)

@@ -66,7 +66,7 @@ def percentile_figure(
     slowest 1 % fills the right of the plot. Latency is in ms, log-scaled when it spans
     more than LOG_RANGE times.
     """
-    fig, ax = _axes(title)
+    fig, ax = axes_titled(title)
     spans: list[float] = []
     longest = 1
     for label, record in curves:
@@ -74,19 +74,19 @@ def percentile_figure(
         if len(ms) == 0:
             continue
         x = 1.0 / (1.0 - shares)
-        keep = _tail_points(len(ms), PLOT_POINTS)
+        keep = tail_points(len(ms), PLOT_POINTS)
         ax.plot(x[keep], ms[keep], drawstyle="steps-post", label=f"{label} ({len(ms):,} queries)")
         spans += [float(ms[0]), float(ms[-1])]
         longest = max(longest, len(ms))
     ax.set_xscale("log")
     ticks = [10.0**k for k in range(math.floor(math.log10(longest)) + 1)]
-    ax.set_xticks([1.0, 2.0, *ticks[1:]], [_percent_label(x) for x in (1.0, 2.0, *ticks[1:])])
+    ax.set_xticks([1.0, 2.0, *ticks[1:]], [percent_label(x) for x in (1.0, 2.0, *ticks[1:])])
     ax.minorticks_off()
     ax.set_xlim(1, max(longest, 2))
     ax.set_xlabel("percentile of queries (tail axis: 1 / (1 - q))")
     ax.set_ylabel("latency (ms)")
-    _latency_axis(ax, spans)
-    _legend(fig, ax)
+    latency_axis(ax, spans)
+    legend_below(fig, ax)
     return fig
 
 
@@ -112,7 +112,7 @@ def throughput_figure(
     ``bin_s`` defaults to about 50 bins over the longest run; a dashed line marks each run's
     average over its whole span.
     """
-    fig, ax = _axes(title)
+    fig, ax = axes_titled(title)
     longest = max(runs, key=lambda run: run[1].rows, default=None)
     width_s = bin_s or (default_bin_s(longest[1]) if longest is not None else 1.0)
     for label, record in runs:
@@ -126,8 +126,8 @@ def throughput_figure(
     ax.set_xlabel(f"time since the query was issued (s; bins of {width_s:g} s)")
     ax.set_ylabel("samples/s")
     ax.set_ylim(bottom=0)
-    ax.yaxis.set_major_formatter(_plain())
-    _legend(fig, ax, note="dashed: average over the run")
+    ax.yaxis.set_major_formatter(plain_numbers())
+    legend_below(fig, ax, note="dashed: average over the run")
     return fig
 
 
@@ -143,7 +143,7 @@ def cpu_figure(t: CpuTelemetry, *, title: str = "Host CPU over the measured wind
 
     A panel with no data says why (e.g. no temperature sensor on a VM) instead of a line.
     """
-    fig = _figure(height=1.2 + 1.5 * len(CPU_PANELS))
+    fig = figure_sized(height=1.2 + 1.5 * len(CPU_PANELS))
     axes = fig.subplots(len(CPU_PANELS), 1, sharex=True, squeeze=False)[:, 0]
     fig.suptitle(title)
     for ax, (kind, label) in zip(axes, CPU_PANELS, strict=True):
@@ -154,7 +154,7 @@ def cpu_figure(t: CpuTelemetry, *, title: str = "Host CPU over the measured wind
             _no_data(ax, reason)
             continue
         _cpu_panel(ax, t, kind)
-        ax.yaxis.set_major_formatter(_plain())
+        ax.yaxis.set_major_formatter(plain_numbers())
         if kind == "busy":
             ax.set_ylim(0, 105)  # a dip to 90 % is a dip, not a cliff
         sources = sorted({s.source for s in t.of_kind(kind)})
@@ -248,7 +248,7 @@ def _wrap(text: str, width: int) -> list[str]:
     return [*lines, line]
 
 
-def _tail_points(count: int, most: int) -> np.ndarray:
+def tail_points(count: int, most: int) -> np.ndarray:
     """Indices of a sorted curve's points to draw: log-spaced in 1/(1-q), so the tail stays."""
     if count <= most:
         return np.arange(count)
@@ -257,12 +257,12 @@ def _tail_points(count: int, most: int) -> np.ndarray:
     return np.unique(np.clip(np.r_[0, ranks, count - 1], 0, count - 1))
 
 
-def _percent_label(x: float) -> str:
+def percent_label(x: float) -> str:
     """The percentile at x = 1/(1-q) on the tail axis: 2 -> '50 %', 1000 -> '99.9 %'."""
     return f"{round(100.0 - 100.0 / x, 6):g} %"
 
 
-def _latency_axis(ax: Axes, spans: list[float]) -> None:
+def latency_axis(ax: Axes, spans: list[float]) -> None:
     """Log-scaled when the latencies span more than LOG_RANGE times; plain-number ticks."""
     from matplotlib.ticker import LogLocator, NullLocator
 
@@ -274,16 +274,17 @@ def _latency_axis(ax: Axes, spans: list[float]) -> None:
         ax.yaxis.set_minor_locator(NullLocator())
     else:
         ax.set_ylim(bottom=0)
-    ax.yaxis.set_major_formatter(_plain())
+    ax.yaxis.set_major_formatter(plain_numbers())
 
 
-def _plain() -> Formatter:
+def plain_numbers() -> Formatter:
+    """Tick labels as plain numbers with thousands separators (no 1e3 offsets)."""
     from matplotlib.ticker import FuncFormatter
 
     return FuncFormatter(lambda value, _: f"{value:,.6g}")
 
 
-def _legend(fig: Figure, ax: Axes, note: str | None = None) -> None:
+def legend_below(fig: Figure, ax: Axes, note: str | None = None) -> None:
     """The legend below the axes, outside the data; with a note on what dashes mean."""
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
@@ -293,7 +294,8 @@ def _legend(fig: Figure, ax: Axes, note: str | None = None) -> None:
     fig.legend(handles, shown, loc="outside lower center", ncols=min(len(labels), 2), title=title)
 
 
-def _figure(*, height: float = 3.6) -> Figure:
+def figure_sized(*, height: float = 3.6) -> Figure:
+    """A figure of the report's width and ``height`` inches, laid out by constraint."""
     try:
         from matplotlib.figure import Figure
     except ImportError:
@@ -301,8 +303,9 @@ def _figure(*, height: float = 3.6) -> Figure:
     return Figure(figsize=(WIDTH_IN, height), dpi=100, layout="constrained")
 
 
-def _axes(title: str) -> tuple[Figure, Axes]:
-    fig = _figure()
+def axes_titled(title: str) -> tuple[Figure, Axes]:
+    """A figure with one gridded, titled axes."""
+    fig = figure_sized()
     ax = fig.add_subplot()
     ax.grid(True, alpha=0.3)
     ax.set_title(title)

@@ -19,7 +19,7 @@ from harness.analysis.loadsweep import (
 from harness.errors import ResultError
 from harness.records.loadsweep import LoadPoint, LoadSweep
 from harness.report.loadtext import render_load
-from harness.results.loadfile import read_load, write_load
+from harness.results.loadfile import LOAD_SCHEMA_VERSION, read_load, write_load
 from harness.results.runfile import load_result
 from tests.conftest import REPO
 
@@ -93,7 +93,17 @@ def test_load_json_round_trips_and_refuses_another_kind(tmp_path: Path) -> None:
     write_load(path, sweep)
     assert read_load(path) == sweep
     data = json.loads(path.read_text())
-    assert (data["kind"], data["schema_version"]) == ("load", 1)
+    assert (data["kind"], data["schema_version"]) == ("load", LOAD_SCHEMA_VERSION)
+    # a version 1 file (before a generative sweep's token figures) reads with none of them
+    old = {
+        k: v for k, v in data.items() if k not in ("ttft_limit_ns", "tpot_limit_ns", "interactive")
+    }
+    old["points"] = [{k: v for k, v in p.items() if k != "tokens"} for p in data["points"]]
+    path.write_text(json.dumps({**old, "schema_version": 1}))
+    assert read_load(path) == sweep
+    path.write_text(json.dumps({**old, "schema_version": 2}))  # a 2 must have them
+    with pytest.raises(ResultError, match="missing key"):
+        read_load(path)
     path.write_text(json.dumps({**data, "kind": "sweep"}))
     with pytest.raises(ResultError, match=r"load\.json"):
         read_load(path)
