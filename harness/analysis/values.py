@@ -17,6 +17,7 @@ from harness.records.metrics import (
     P90,
     P99,
     PER_INFERENCE,
+    PER_TOKEN_VALUES,
     PER_WATT,
     THROUGHPUT,
     Metric,
@@ -74,8 +75,14 @@ def source_names(results: Sequence[RunResult]) -> list[str]:
 
 
 def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
-    """Energy per inference and samples/s per watt of each power source any result measured."""
-    return [per_source(name, value) for name in source_names(results) for value in _ENERGY]
+    """Energy per inference and samples/s per watt of each power source any result measured.
+
+    Where any result generated tokens: its energy per output token and tokens per joule too.
+    """
+    values: tuple[str, ...] = _ENERGY
+    if any(r.generation is not None for r in results):
+        values = (*_ENERGY, *PER_TOKEN_VALUES)
+    return [per_source(name, value) for name in source_names(results) for value in values]
 
 
 def catalogue_for(
