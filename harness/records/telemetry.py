@@ -40,14 +40,14 @@ class SourceSummary:
     energy_j: float | None
     energy_per_inference_mj: float | None
     samples_per_second_per_watt: float | None
+    # A generative run's energy per output token (the SUT's own count): null for other models.
+    energy_per_token_mj: float | None = None
+    tokens_per_joule: float | None = None
     peak_temp_c: float | None
     throttle: Mapping[str, float] | None
     violation_counters: Mapping[str, Violation] | None
     notes: tuple[str, ...]
     null_reasons: Mapping[str, str]
-    # A generative run's energy per output token (the SUT's own count): null for other models.
-    energy_per_token_mj: float | None = None
-    tokens_per_joule: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -20,7 +20,7 @@ def _window(tokens: TokenWindow) -> str:
 
 
 def _per_source(result: RunResult) -> list[str]:
-    """ "<source> <mJ> mJ/token, <n> tokens/J" for each source that measured it."""
+    """Each source that measured it, as "<source> <mJ> mJ/token, <n> tokens/J"."""
     telemetry = result.telemetry
     parts: list[str] = []
     for name, source in sorted((telemetry.sources if telemetry else {}).items()):

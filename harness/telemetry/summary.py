@@ -101,13 +101,13 @@ def _source(
         samples_per_second_per_watt=_efficiency(
             avg_w, samples_processed, t.duration_ns, scenario, reasons
         ),
+        energy_per_token_mj=per_token_mj,
+        tokens_per_joule=per_joule,
         peak_temp_c=_peak_temp(rows, reasons),
         throttle=_throttle(t, rows, reasons),
         violation_counters=_violations(t, counters, reasons),
         notes=tuple(notes),
         null_reasons={},
-        energy_per_token_mj=per_token_mj,
-        tokens_per_joule=per_joule,
     )
     # Each value that is None keeps its reason, in the record's field order.
     nulls = [f.name for f in fields(summary) if getattr(summary, f.name) is None]
