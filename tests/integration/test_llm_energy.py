@@ -52,6 +52,17 @@ data: {total_sample_count: 16}
 warmup: {min_queries: 2, min_duration_ms: 0}
 quick: {min_duration_ms: 300, min_query_count: 16, performance_sample_count: 16}
 """
+# The same run in LoadGen's other generative scenarios: each ends in the same window.
+OTHER_SCENARIOS = {
+    "Offline": SCENARIO,
+    "SingleStream": SCENARIO.replace("scenario: Offline", "scenario: SingleStream").replace(
+        "  max_active: 4\n", ""
+    ),
+    "Server": SCENARIO.replace("scenario: Offline", "scenario: Server").replace(
+        "  max_active: 4\n",
+        "  max_active: 4\n  limits: {ttft_ms: 500, tpot_ms: 100}\nserver: {target_qps: 20}\n",
+    ),
+}
 ZONES = {  # the fixture's zone directory of each source the harness names
     "cpu-package-0": "intel-rapl:0",
     "dram-0": "intel-rapl:0/intel-rapl:0:1",
@@ -131,10 +142,11 @@ def _run(
     *,
     after: dict[str, int] | None,
     sut: type[GenerativeSUT] = GenerativeSUT,
+    text: str = SCENARIO,
 ) -> tuple[RunResult, Path]:
     monkeypatch.setattr(genrunner, "TelemetryWindow", _metered(root, after))
     monkeypatch.setattr(genrunner, "GenerativeSUT", sut)
-    scenario = load_scenario(write_scenario(tmp_path / "energy.yaml", SCENARIO))
+    scenario = load_scenario(write_scenario(tmp_path / "energy.yaml", text))
     request = RunRequest(scenario=scenario, scenario_path=None, profile="quick", hw="cpu")
     run_dir = tmp_path / "run"
     (run_dir / ACCURACY_DIR).mkdir(parents=True)
@@ -196,6 +208,23 @@ def test_energy_per_token_is_the_counter_delta_over_the_suts_tokens(
     compared = capsys.readouterr().out
     assert '"telemetry.sources.cpu-package-0.energy_per_token_mj"' in compared
     assert '"telemetry.sources.cpu-package-0.tokens_per_joule"' in compared
+
+
+@pytest.mark.parametrize("scenario", ["SingleStream", "Server"])
+def test_singlestream_and_server_take_the_same_energy_per_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str
+) -> None:
+    text = OTHER_SCENARIOS[scenario]
+    result, _ = _run(tmp_path, monkeypatch, _tree(tmp_path), after=AFTER, text=text)
+    assert result.scenario == scenario
+    generation, telemetry = result.generation, result.telemetry
+    assert generation is not None and generation.output_tokens is not None
+    assert telemetry is not None and telemetry.tokens is not None
+    tokens = generation.output_tokens.total
+    assert telemetry.tokens.output_tokens == tokens > 0
+    source = telemetry.sources["cpu-package-0"]
+    assert source.energy_per_token_mj == round(DELTA_UJ["cpu-package-0"] / 1000 / tokens, 6)
+    assert telemetry.tokens.issue_gap_ms >= 0 and telemetry.tokens.completion_gap_ms >= 0
 
 
 def test_an_inflated_token_count_gets_no_better_energy_per_token(
