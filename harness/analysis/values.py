@@ -17,6 +17,7 @@ from harness.records.metrics import (
     P90,
     P99,
     PER_INFERENCE,
+    PER_TOKEN,
     PER_TOKEN_VALUES,
     PER_WATT,
     THROUGHPUT,
@@ -82,6 +83,18 @@ def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
     values: tuple[str, ...] = _ENERGY
     if any(r.generation is not None for r in results):
         values = (*_ENERGY, *PER_TOKEN_VALUES)
+    return [per_source(name, value) for name in source_names(results) for value in values]
+
+
+def energy_metrics(
+    scenario: str, results: Sequence[RunResult], *, generative: bool | None = None
+) -> list[Metric]:
+    """Each power source's value that suits the scenario (the catalogue's `energy`).
+
+    A generative model's: energy per output token and tokens per joule.
+    """
+    wanted = catalogue_for(scenario, results, generative=generative).energy
+    values = PER_TOKEN_VALUES if wanted == PER_TOKEN else (wanted,)
     return [per_source(name, value) for name in source_names(results) for value in values]
 
 

@@ -194,6 +194,8 @@ def test_energy_per_token_is_the_counter_delta_over_the_suts_tokens(
     per_token = telemetry.sources["cpu-package-0"].energy_per_token_mj
     assert f"cpu-package-0 {per_token:,.3f} mJ/token" in shown
     assert "ms before LoadGen's first issue" in shown
+    assert main(["show", str(run_dir), "--json"]) == 0
+    assert '"telemetry.sources.dram-0.tokens_per_joule"' in capsys.readouterr().out
 
     # compare: the catalogue rows, both sides and the ratio (a second run, twice the energy)
     other = tmp_path / "other"
