@@ -196,6 +196,11 @@ def test_energy_per_token_is_the_counter_delta_over_the_suts_tokens(
     assert "ms before LoadGen's first issue" in shown
     assert main(["show", str(run_dir), "--json"]) == 0
     assert '"telemetry.sources.dram-0.tokens_per_joule"' in capsys.readouterr().out
+    assert main(["report", str(run_dir), "--out", str(tmp_path / "report")]) == 0
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert f"cpu-package-0 {per_token:,.3f} mJ/token" in report  # the summary table's energy
+    per_joule = telemetry.sources["cpu-package-0"].tokens_per_joule
+    assert f"| run | cpu-package-0 | {per_token:,.3f} | {per_joule:,.2f} | {tokens:,} |" in report
 
     # compare: the catalogue rows, both sides and the ratio (a second run, twice the energy)
     other = tmp_path / "other"
