@@ -52,6 +52,7 @@ def token_window(
     window_end_ns: int,
     per_source_mj: Mapping[str, float | None],
     unavailable: tuple[SourceUnavailable, ...],
+    source_reasons: Mapping[str, str] | None = None,
 ) -> TokenWindow:
     """The run's tokens, the gaps between the window and LoadGen's, and why nothing was measured.
 
@@ -62,7 +63,12 @@ def token_window(
     if measured:
         why = None
     elif per_source_mj:
-        why = not_measured(f"no source ({', '.join(per_source_mj)}) measured energy")
+        said = source_reasons or {}
+        each = [
+            f"{name}: {said[name].removeprefix(NOT_MEASURED + ': ')}" if name in said else name
+            for name in per_source_mj
+        ]
+        why = not_measured(f"no source measured energy per token ({'; '.join(each)})")
     else:
         missing = "; ".join(f"{u.source}: {u.reason}" for u in unavailable)
         why = not_measured(missing or "no power source on this machine")

@@ -51,6 +51,11 @@ def summarize(
             window_end_ns=t.window_end_ns,
             per_source_mj={n: s.energy_per_token_mj for n, s in sources.items()},
             unavailable=unavailable,
+            source_reasons={
+                n: why
+                for n, s in sources.items()
+                if (why := s.null_reasons.get("energy_per_token_mj")) is not None
+            },
         )
     return TelemetrySummary(
         window=TelemetrySpan(

@@ -138,7 +138,20 @@ def test_no_source_says_not_measured_with_each_reason() -> None:
         per_source_mj={"cpu-package-0": None},
         unavailable=missing,
     )
-    assert idle.not_measured == "not measured: no source (cpu-package-0) measured energy"
+    assert idle.not_measured == "not measured: no source measured energy per token (cpu-package-0)"
+    zero = "the source's energy over the window is 0 J"
+    said = token_window(
+        span,
+        window_start_ns=10 * S,
+        window_end_ns=14 * S,
+        per_source_mj={"cpu-package-0": None},
+        unavailable=missing,
+        source_reasons={"cpu-package-0": f"not measured: {zero}"},
+    )
+    assert said.not_measured == (
+        "not measured: no source measured energy per token "
+        "(cpu-package-0: the source's energy over the window is 0 J)"
+    )
 
 
 def test_schema_10_results_read_with_null_per_token_values() -> None:
