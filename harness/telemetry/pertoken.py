@@ -29,11 +29,31 @@ def not_measured(reason: str) -> str:
     return f"{NOT_MEASURED}: {reason}"
 
 
+def missed(span: TokenSpan, window_start_ns: int, window_end_ns: int) -> str | None:
+    """Why the window cannot stand for LoadGen's; None where it covers it.
+
+    A window that opened after the first issue, or closed before the last completion, leaves
+    out some of the work of the tokens it would be divided by: a figure that flatters.
+    """
+    if span.first_issue_ns < window_start_ns:
+        early = (window_start_ns - span.first_issue_ns) / 1e6
+        return f"LoadGen's first issue came {early:.3f} ms before the telemetry window opened"
+    if span.last_completion_ns > window_end_ns:
+        late = (span.last_completion_ns - window_end_ns) / 1e6
+        return f"LoadGen's last completion came {late:.3f} ms after the telemetry window closed"
+    return None
+
+
 def per_token(
-    energy_j: float | None, tokens: int, reasons: dict[str, str]
+    energy_j: float | None, tokens: int, reasons: dict[str, str], outside: str | None = None
 ) -> tuple[float | None, float | None]:
-    """(mJ per output token, output tokens per J); None with the reason for each where absent."""
-    if energy_j is None:
+    """(mJ per output token, output tokens per J); None with the reason for each where absent.
+
+    ``outside``: why the window does not cover LoadGen's (missed()); no figure then.
+    """
+    if outside is not None:
+        why = not_measured(outside)
+    elif energy_j is None:
         why = not_measured(reasons.get("energy_j", "this source measured no energy"))
     elif tokens <= 0:
         why = not_measured("the SUT generated no output tokens in the window")

@@ -25,7 +25,7 @@ from harness.telemetry.energy import (
     throttle_shares,
     window_energy_j,
 )
-from harness.telemetry.pertoken import TokenSpan, per_token, token_window
+from harness.telemetry.pertoken import TokenSpan, missed, per_token, token_window
 
 NOT_REPORTED = "not reported by this source"
 
@@ -90,9 +90,10 @@ def _source(
         reasons["energy_j"] = f"every power reading was implausible (0..{MAX_SOURCE_W:g} W)"
     avg_w = None if energy_j is None else average_power_w(energy_j, t.duration_ns)
     reasons["avg_power_w"] = reasons.get("energy_j", "the window has no duration")
-    per_token_mj, per_joule = (
-        (None, None) if tokens is None else per_token(energy_j, tokens.output_tokens, reasons)
-    )
+    per_token_mj, per_joule = None, None
+    if tokens is not None:
+        outside = missed(tokens, t.window_start_ns, t.window_end_ns)
+        per_token_mj, per_joule = per_token(energy_j, tokens.output_tokens, reasons, outside)
     summary = SourceSummary(
         kind=counters.kind,
         method=method,

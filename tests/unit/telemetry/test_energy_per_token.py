@@ -88,6 +88,28 @@ def test_a_model_without_tokens_has_no_per_token_figures() -> None:
     assert "energy_per_token_mj" not in source.null_reasons
 
 
+@pytest.mark.parametrize(
+    ("first_s", "last_s", "why"),
+    [
+        (9, 13, "LoadGen's first issue came 1000.000 ms before the telemetry window opened"),
+        (11, 15, "LoadGen's last completion came 1000.000 ms after the telemetry window closed"),
+    ],
+)
+def test_a_window_that_misses_part_of_loadgens_gives_no_figure(
+    first_s: int, last_s: int, why: str
+) -> None:
+    """The cheat: the same energy over more tokens than the window saw made would flatter."""
+    span = TokenSpan(output_tokens=400, first_issue_ns=first_s * S, last_completion_ns=last_s * S)
+    summary = summarize(
+        _telemetry(1_000.0, 9_000.0), samples_processed=40, scenario="Offline", tokens=span
+    )
+    source = summary.sources["cpu-package-0"]
+    assert (source.energy_per_token_mj, source.tokens_per_joule) == (None, None)
+    assert source.null_reasons["energy_per_token_mj"] == f"not measured: {why}"
+    assert summary.tokens is not None and summary.tokens.not_measured is not None
+    assert why in summary.tokens.not_measured
+
+
 def test_a_window_that_missed_part_of_loadgens_has_a_negative_gap() -> None:
     span = TokenSpan(output_tokens=5, first_issue_ns=9 * S, last_completion_ns=15 * S)
     window = token_window(
