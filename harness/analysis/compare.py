@@ -24,10 +24,10 @@ from harness.analysis.compare_tiers import (
 from harness.analysis.published_side import Side, published_column
 from harness.analysis.trust import group_trust, published_trust
 from harness.analysis.values import (
+    energy_metrics,
     headline,
     published_value_of,
     reported,
-    source_names,
     value_of,
 )
 from harness.analysis.welch import ratio_interval, welch_t_test
@@ -38,8 +38,6 @@ from harness.records.metrics import (
     MEMORY,
     UTILIZATION,
     Metric,
-    per_source,
-    scenario_metrics,
 )
 from harness.records.published import PublishedResult
 from harness.records.result import RunResult
@@ -175,7 +173,8 @@ def compare(
             *reported(shared, results, generative=generative),
         ]
         mlperf = list({m.key: m for m in mlperf}.values())  # the fallback is reported too
-        extra = [*_energy_metrics(shared, results), *ACCURACY, *UTILIZATION, *MEMORY]
+        energy = energy_metrics(shared, results, generative=generative)
+        extra = [*energy, *ACCURACY, *UTILIZATION, *MEMORY]
         rows = [_row(m, groups, alpha, mlperf=True, headline=i == 0) for i, m in enumerate(mlperf)]
         rows += [_row(m, groups, alpha, mlperf=False) for m in extra]
     pairs, hardware, environment = _differences(groups)
@@ -197,12 +196,6 @@ def _scenario(side: Side) -> str | None:
     if isinstance(side, PublishedResult):
         return side.scenario
     return side.results[0].scenario if side.results else None
-
-
-def _energy_metrics(scenario: str, results: Sequence[RunResult]) -> list[Metric]:
-    """Each power source's value that suits the scenario (the catalogue's `energy`)."""
-    wanted = scenario_metrics(scenario).energy
-    return [per_source(name, wanted) for name in source_names(results)]
 
 
 def _values(side: Side, metric: Metric) -> list[float]:

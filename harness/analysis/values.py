@@ -17,6 +17,8 @@ from harness.records.metrics import (
     P90,
     P99,
     PER_INFERENCE,
+    PER_TOKEN,
+    PER_TOKEN_VALUES,
     PER_WATT,
     THROUGHPUT,
     Metric,
@@ -74,8 +76,26 @@ def source_names(results: Sequence[RunResult]) -> list[str]:
 
 
 def telemetry_metrics(results: Sequence[RunResult]) -> list[Metric]:
-    """Energy per inference and samples/s per watt of each power source any result measured."""
-    return [per_source(name, value) for name in source_names(results) for value in _ENERGY]
+    """Energy per inference and samples/s per watt of each power source any result measured.
+
+    Where any result generated tokens: its energy per output token and tokens per joule too.
+    """
+    values: tuple[str, ...] = _ENERGY
+    if any(r.generation is not None for r in results):
+        values = (*_ENERGY, *PER_TOKEN_VALUES)
+    return [per_source(name, value) for name in source_names(results) for value in values]
+
+
+def energy_metrics(
+    scenario: str, results: Sequence[RunResult], *, generative: bool | None = None
+) -> list[Metric]:
+    """Each power source's value that suits the scenario (the catalogue's `energy`).
+
+    A generative model's: energy per output token and tokens per joule.
+    """
+    wanted = catalogue_for(scenario, results, generative=generative).energy
+    values = PER_TOKEN_VALUES if wanted == PER_TOKEN else (wanted,)
+    return [per_source(name, value) for name in source_names(results) for value in values]
 
 
 def catalogue_for(

@@ -41,6 +41,7 @@ from harness.runtime.genai import GenaiModel
 from harness.runtime.warmup import WarmUpStats
 from harness.stopping import Phases
 from harness.telemetry import gpu_inventory
+from harness.telemetry.pertoken import TokenSpan
 from harness.telemetry.window import TelemetryWindow
 
 # onnxruntime-genai allocates the KV cache and the session's buffers inside its own C++ model
@@ -142,7 +143,9 @@ def run_generative(
     finally:
         telemetry.release()
     phases.enter("write")
-    power = telemetry.finish(job.run_dir, samples=sut.completed, scenario=scenario.scenario)
+    power = telemetry.finish(
+        job.run_dir, samples=sut.completed, scenario=scenario.scenario, tokens=_token_span(sut)
+    )
     memory = telemetry.memory(arena_bytes=None, arena_note=GENAI_ARENA_NOTE)
     files = {**telemetry.files, "token_times": _write_token_times(job.run_dir, sut)}
     retry = retry_expectation(scenario, job.run_dir, expected)
@@ -335,6 +338,22 @@ def _span_s(sut: GenerativeSUT) -> float | None:
     if not times.end_ns:
         return None
     return (max(times.end_ns) - min(times.issue_ns)) / 1e9
+
+
+def _token_span(sut: GenerativeSUT) -> TokenSpan | None:
+    """The SUT's own output tokens, LoadGen's first issue and last completion, as it stamped them.
+
+    The tokens are what the SUT generated, never what it told LoadGen: energy per token
+    divides by them. None when no query completed.
+    """
+    times = sut.tokens
+    if not times.end_ns:
+        return None
+    return TokenSpan(
+        output_tokens=sum(times.tokens),
+        first_issue_ns=min(times.issue_ns),
+        last_completion_ns=max(times.end_ns),
+    )
 
 
 def _write_token_times(run_dir: Path, sut: GenerativeSUT) -> str:

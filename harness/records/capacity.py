@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,7 +26,11 @@ class Goodput:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RateTried:
-    """A confirming run (or the final run) of the search: its rate, LoadGen's verdict, goodput."""
+    """A confirming run (or the final run) of the search: its rate, LoadGen's verdict, goodput.
+
+    ``energy_per_token_mj`` and ``tokens_per_joule``: per power source, over the run's
+    measured window (its result's telemetry); ``energy_not_measured`` says why there are none.
+    """
 
     directory: str  # relative to the run directory: "." for the final run, "confirm-N"
     target_qps: float
@@ -34,6 +39,9 @@ class RateTried:
     ttft_p99_ns: int | None
     tpot_p99_ns: int | None
     goodput: Goodput | None
+    energy_per_token_mj: Mapping[str, float] = field(default_factory=dict)
+    tokens_per_joule: Mapping[str, float] = field(default_factory=dict)
+    energy_not_measured: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -18,6 +18,7 @@ from harness.records.metrics import (
     P50,
     P90,
     P99,
+    PER_TOKEN,
     SCENARIOS,
     TOKENS,
     TPOT_P50,
@@ -30,10 +31,17 @@ from harness.records.metrics import (
 _TOKEN_LATENCIES = (TTFT_P50, TTFT_P99, TPOT_P50, TPOT_P99)
 GENERATIVE_SCENARIOS: Mapping[str, ScenarioMetrics] = {
     "SingleStream": dataclasses.replace(
-        SCENARIOS["SingleStream"], reported=(P50, P90, *_TOKEN_LATENCIES), beside=(TOKENS,)
+        SCENARIOS["SingleStream"],
+        reported=(P50, P90, *_TOKEN_LATENCIES),
+        beside=(TOKENS,),
+        energy=PER_TOKEN,
     ),
     "Offline": dataclasses.replace(
-        SCENARIOS["Offline"], headline=TOKENS, beside=(OUTPUT_TOKENS,), note="tokens/s"
+        SCENARIOS["Offline"],
+        headline=TOKENS,
+        beside=(OUTPUT_TOKENS,),
+        energy=PER_TOKEN,
+        note="tokens/s",
     ),
     "Server": dataclasses.replace(
         SCENARIOS["Server"],
@@ -41,6 +49,7 @@ GENERATIVE_SCENARIOS: Mapping[str, ScenarioMetrics] = {
         reported=(TTFT_P99, TPOT_P99, COMPLETED),
         checked=(TTFT_P50, TPOT_P50, P99),
         at_bound=False,
+        energy=PER_TOKEN,
         note="completed tokens/s, valid only where the p99 TTFT and TPOT limits are met",
     ),
 }

@@ -190,10 +190,29 @@ SOURCE_VALUES: Mapping[str, Metric] = {
             higher_is_better=True,
         ),
         Metric(key="peak_temp_c", label="peak temperature", unit="°C", higher_is_better=False),
+        # A generative run's, over the SUT's own count of output tokens (never LoadGen's).
+        Metric(
+            key="energy_per_token_mj",
+            label="energy per output token",
+            unit="mJ",
+            higher_is_better=False,
+            spec=",.3f",
+        ),
+        Metric(
+            key="tokens_per_joule",
+            label="tokens per joule",
+            unit="tokens/J",
+            higher_is_better=True,
+            spec=",.2f",
+        ),
     )
 }
 PER_INFERENCE = "energy_per_inference_mj"
 PER_WATT = "samples_per_second_per_watt"
+PER_TOKEN = "energy_per_token_mj"
+TOKENS_PER_JOULE = "tokens_per_joule"
+# A generative run's energy values, set beside its scenario's metrics in every scenario.
+PER_TOKEN_VALUES = (PER_TOKEN, TOKENS_PER_JOULE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -206,8 +225,10 @@ class ScenarioMetrics:
     reported metric is the latency at the percentile of the scenario's latency bound (see
     bound_latency).
     `energy` is the power-source value that suits the scenario: energy per inference where
-    a query's latency is the metric, samples/s per watt where a rate is. `latencies`: whether
-    its latencies are ones anyone sees (Offline's are completion times within one query).
+    a query's latency is the metric, samples/s per watt where a rate is, energy per output
+    token for a generative model (tokens per joule beside it: PER_TOKEN_VALUES).
+    `latencies`: whether its latencies are ones anyone sees (Offline's are completion times
+    within one query).
     """
 
     scenario: str

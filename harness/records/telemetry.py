@@ -40,6 +40,9 @@ class SourceSummary:
     energy_j: float | None
     energy_per_inference_mj: float | None
     samples_per_second_per_watt: float | None
+    # A generative run's energy per output token (the SUT's own count): null for other models.
+    energy_per_token_mj: float | None = None
+    tokens_per_joule: float | None = None
     peak_temp_c: float | None
     throttle: Mapping[str, float] | None
     violation_counters: Mapping[str, Violation] | None
@@ -72,6 +75,26 @@ class SourceError:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TokenWindow:
+    """A generative run's output tokens over the window, and how the window meets LoadGen's.
+
+    ``output_tokens`` is what the SUT generated and counted (never what it told LoadGen): the
+    divisor of every source's energy per token. The window opens at LoadGen's sample load and
+    closes at its unload; ``issue_gap_ms`` is from the window's start to LoadGen's first
+    issue, ``completion_gap_ms`` from the last completion to the window's end, both on the
+    monotonic clock the SUT stamped queries with. ``not_measured`` says why no source gave an
+    energy per token ("not measured: <reason>"); null where one did.
+    """
+
+    output_tokens: int
+    first_issue_ns: int
+    last_completion_ns: int
+    issue_gap_ms: float
+    completion_gap_ms: float
+    not_measured: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TelemetrySummary:
     """Power, energy, heat and throttling over LoadGen's measured window, per source."""
 
@@ -81,3 +104,4 @@ class TelemetrySummary:
     mlperf_comparable: MlperfComparable
     unavailable: tuple[SourceUnavailable, ...]
     errors: tuple[SourceError, ...]
+    tokens: TokenWindow | None = None  # a generative run's (null for other models)

@@ -33,6 +33,7 @@ from harness.report.summary import (
     summary_row,
 )
 from harness.report.tables import results_blocks, server_blocks, sweep_blocks
+from harness.report.tokenenergy import energy_blocks
 from harness.report.tokens import token_blocks
 
 RAW_FILES = (SUMMARY_LOG, RESULT_FILE, DETAIL_LOG, TELEMETRY_FILE)
@@ -149,7 +150,7 @@ def _group(section: _Section, links_from: Path | None, trust: Trust) -> list[Blo
     blocks: list[Block] = [Heading(2, section.title, section.anchor), Para(_describe(g))]
     blocks.append(Para(f"Trust: {trust.tier}. {trust_sentence(trust)}"))
     if g.results:
-        blocks += results_blocks(g) + token_blocks(g)
+        blocks += results_blocks(g) + token_blocks(g) + energy_blocks(g)
     if g.sweep is not None:
         blocks += sweep_blocks(g.sweep, prefix)
     if g.results:

@@ -12,10 +12,10 @@ from typing import Final
 
 from harness.analysis.trials import trial_stats
 from harness.analysis.values import (
+    energy_metrics,
     headline,
     published_value_of,
     reported,
-    source_names,
     value_of,
 )
 from harness.records.group import Group, Sweep
@@ -24,7 +24,6 @@ from harness.records.metrics import (
     UTILIZATION,
     Metric,
     metric,
-    per_source,
     round_headline,
     scenario_metrics,
 )
@@ -125,7 +124,7 @@ def _metrics(scenario: str, results: Sequence[RunResult]) -> list[tuple[Metric, 
     """(metric, MLPerf's?) for a scenario: the headline first, as compare chooses them."""
     found = scenario_metrics(scenario)
     mlperf = [headline(scenario, results), *reported(scenario, results)]
-    energy = [per_source(name, found.energy) for name in source_names(results)]
+    energy = energy_metrics(scenario, results)
     extra = [*found.beside, *energy, *ACCURACY, *UTILIZATION]
     chosen: dict[str, tuple[Metric, bool]] = {}
     for row, is_mlperf in [*((m, True) for m in mlperf), *((m, False) for m in extra)]:

@@ -6,13 +6,20 @@ import statistics
 from collections.abc import Collection, Sequence
 
 from harness.analysis.spread import spread_flags
-from harness.analysis.values import headline, metric_values
+from harness.analysis.values import catalogue_for, headline, metric_values
 from harness.records.group import Group
-from harness.records.metrics import SCENARIOS, per_source, percent, scenario_metrics
+from harness.records.metrics import (
+    PER_INFERENCE,
+    PER_TOKEN,
+    SCENARIOS,
+    per_source,
+    percent,
+)
 from harness.records.result import RunResult
 from harness.records.trust import Trust
 from harness.report.badges import trust_line, trust_rows
 from harness.report.memory import memory_line
+from harness.report.tokenenergy import energy_rows
 from harness.report.tokens import token_rows
 from harness.text import printable
 
@@ -41,6 +48,7 @@ def render_summary(
         *(trust_rows(trust) if trust is not None else []),
         ("throughput", _throughput(result)),
         *token_rows(result),
+        *energy_rows(result),
         ("latency", _latency(result)),
         *([("server", line)] if (line := _server(result)) is not None else []),
         ("model", f"{model.name} {model.precision} sha256 {model.sha256[:12]}"),
@@ -311,14 +319,14 @@ def _validity(results: Sequence[RunResult], requested: int) -> str:
 
 def _energy(results: Sequence[RunResult]) -> str:
     """Per source, the value that suits the scenario: mJ per inference, or samples/s/W."""
-    name = scenario_metrics(results[0].scenario).energy
+    name = catalogue_for(results[0].scenario, results).energy
     sources = sorted({s for r in results if r.telemetry for s in r.telemetry.sources})
     parts = []
     for source in sources:
         metric = per_source(source, name)
         values = metric_values(results, metric)
         if values:
-            unit = "mJ/inference" if metric.unit == "mJ" else metric.unit
+            unit = {PER_TOKEN: "mJ/token", PER_INFERENCE: "mJ/inference"}.get(name, metric.unit)
             parts.append(f"{source} {metric.format(statistics.median(values))} {unit}")
     return "; ".join(parts) or "not measured"
 

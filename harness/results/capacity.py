@@ -22,6 +22,7 @@ from harness.records.layout import (
     RESULT_FILE,
     TOKEN_TIMES_FILE,
 )
+from harness.records.result import RunResult
 from harness.results.runfile import load_result
 
 MAX_CONFIRMS = 64  # more confirm-N directories than the pipeline ever makes: not read
@@ -60,6 +61,7 @@ def _tried(run_dir: Path, name: str) -> RateTried | None:
     good = None
     if generation.ttft_limit_ns is not None and generation.tpot_limit_ns is not None:
         good = _goodput(directory, generation.ttft_limit_ns, generation.tpot_limit_ns)
+    per_token, per_joule, why = _energy(result)
     return RateTried(
         directory=name,
         target_qps=server.target_qps,
@@ -68,7 +70,21 @@ def _tried(run_dir: Path, name: str) -> RateTried | None:
         ttft_p99_ns=None if generation.ttft_ns is None else generation.ttft_ns.p99,
         tpot_p99_ns=None if generation.tpot_ns is None else generation.tpot_ns.p99,
         goodput=good,
+        energy_per_token_mj=per_token,
+        tokens_per_joule=per_joule,
+        energy_not_measured=why,
     )
+
+
+def _energy(result: RunResult) -> tuple[dict[str, float], dict[str, float], str | None]:
+    """Per source, mJ per output token and tokens per J over the run's window; else why not."""
+    telemetry = result.telemetry
+    if telemetry is None or telemetry.tokens is None:
+        return {}, {}, "not measured: the run's telemetry window never opened"
+    sources = sorted(telemetry.sources.items())
+    per_token = {n: s.energy_per_token_mj for n, s in sources if s.energy_per_token_mj is not None}
+    per_joule = {n: s.tokens_per_joule for n, s in sources if s.tokens_per_joule is not None}
+    return per_token, per_joule, None if per_token else telemetry.tokens.not_measured
 
 
 def _goodput(directory: Path, ttft_limit_ns: int, tpot_limit_ns: int) -> Goodput | None:
@@ -120,7 +136,19 @@ def capacity_lines(capacity: Capacity) -> list[str]:
         f"  capacity: peak {peak.target_qps:g} QPS (confirmed VALID), {tokens} tokens/s, "
         f"queueing delay {delay_text}"
     )
+    lines.append(f"  capacity: energy at the peak: {_energy_text(peak)}")
     return lines
+
+
+def _energy_text(run: RateTried) -> str:
+    if not run.energy_per_token_mj:
+        return run.energy_not_measured or "not measured"
+    parts = []
+    for name, mj in run.energy_per_token_mj.items():
+        per_joule = run.tokens_per_joule.get(name)
+        rate = "n/a" if per_joule is None else f"{per_joule:.2f}"
+        parts.append(f"{name} {mj:.3f} mJ/token, {rate} tokens/J")
+    return "; ".join(parts)
 
 
 def _ms(ns: int | None) -> str:

@@ -27,6 +27,10 @@ History:
    10. ``accuracy.tokens``: a generative model's greedy tokens against FP32's (agreement,
        first divergent positions, ROUGE-L); null for every other model and every older result;
        ``precision`` may be ``int4`` and ``accuracy.against_fp32.kind`` ``tokens``.
+   11. Energy per output token: ``telemetry.tokens`` (a generative run's output tokens, the
+       window's gaps to LoadGen's first issue and last completion, why nothing measured it)
+       and each source's ``energy_per_token_mj`` and ``tokens_per_joule``; null before (not
+       measured) and for every other model.
 """
 
 from __future__ import annotations
@@ -175,6 +179,21 @@ def migrate_9_to_10(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def migrate_10_to_11(data: Mapping[str, Json]) -> Data:
+    """Schema 10 -> 11: no older result measured energy per output token: null."""
+    out = copy.deepcopy(dict(data))
+    telemetry = out.get("telemetry")
+    if isinstance(telemetry, dict):
+        telemetry.setdefault("tokens", None)
+        sources = telemetry.get("sources")
+        for source in sources.values() if isinstance(sources, dict) else ():
+            if isinstance(source, dict):
+                source.setdefault("energy_per_token_mj", None)
+                source.setdefault("tokens_per_joule", None)
+    out["schema_version"] = 11
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -187,6 +206,7 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     7: migrate_7_to_8,
     8: migrate_8_to_9,
     9: migrate_9_to_10,
+    10: migrate_10_to_11,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 

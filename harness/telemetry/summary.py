@@ -25,16 +25,38 @@ from harness.telemetry.energy import (
     throttle_shares,
     window_energy_j,
 )
+from harness.telemetry.pertoken import TokenSpan, missed, per_token, token_window
 
 NOT_REPORTED = "not reported by this source"
 
 
-def summarize(t: Telemetry, *, samples_processed: int, scenario: str) -> TelemetrySummary:
-    """The summary over the window; a value that could not be measured is None with its reason."""
+def summarize(
+    t: Telemetry, *, samples_processed: int, scenario: str, tokens: TokenSpan | None = None
+) -> TelemetrySummary:
+    """The summary over the window; a value that could not be measured is None with its reason.
+
+    ``tokens``, a generative run's, adds each source's energy per output token and the
+    window's alignment with LoadGen's first issue and last completion.
+    """
     sources = {
-        c.name: _source(t, c, samples_processed=samples_processed, scenario=scenario)
+        c.name: _source(t, c, samples_processed=samples_processed, scenario=scenario, tokens=tokens)
         for c in t.counters
     }
+    unavailable = tuple(SourceUnavailable(source=s, reason=r) for s, r in t.unavailable)
+    window = None
+    if tokens is not None:
+        window = token_window(
+            tokens,
+            window_start_ns=t.window_start_ns,
+            window_end_ns=t.window_end_ns,
+            per_source_mj={n: s.energy_per_token_mj for n, s in sources.items()},
+            unavailable=unavailable,
+            source_reasons={
+                n: why
+                for n, s in sources.items()
+                if (why := s.null_reasons.get("energy_per_token_mj")) is not None
+            },
+        )
     return TelemetrySummary(
         window=TelemetrySpan(
             start_ns=t.window_start_ns,
@@ -44,13 +66,19 @@ def summarize(t: Telemetry, *, samples_processed: int, scenario: str) -> Telemet
         interval_s=t.interval_s,
         sources=sources,
         mlperf_comparable=_mlperf_comparable(t.counters),
-        unavailable=tuple(SourceUnavailable(source=s, reason=r) for s, r in t.unavailable),
+        unavailable=unavailable,
         errors=tuple(SourceError(source=s, error=e) for s, e in t.errors),
+        tokens=window,
     )
 
 
 def _source(
-    t: Telemetry, counters: SourceCounters, *, samples_processed: int, scenario: str
+    t: Telemetry,
+    counters: SourceCounters,
+    *,
+    samples_processed: int,
+    scenario: str,
+    tokens: TokenSpan | None,
 ) -> SourceSummary:
     rows = t.samples_of(counters.name)
     reasons: dict[str, str] = {}
@@ -62,6 +90,10 @@ def _source(
         reasons["energy_j"] = f"every power reading was implausible (0..{MAX_SOURCE_W:g} W)"
     avg_w = None if energy_j is None else average_power_w(energy_j, t.duration_ns)
     reasons["avg_power_w"] = reasons.get("energy_j", "the window has no duration")
+    per_token_mj, per_joule = None, None
+    if tokens is not None:
+        outside = missed(tokens, t.window_start_ns, t.window_end_ns)
+        per_token_mj, per_joule = per_token(energy_j, tokens.output_tokens, reasons, outside)
     summary = SourceSummary(
         kind=counters.kind,
         method=method,
@@ -75,6 +107,8 @@ def _source(
         samples_per_second_per_watt=_efficiency(
             avg_w, samples_processed, t.duration_ns, scenario, reasons
         ),
+        energy_per_token_mj=per_token_mj,
+        tokens_per_joule=per_joule,
         peak_temp_c=_peak_temp(rows, reasons),
         throttle=_throttle(t, rows, reasons),
         violation_counters=_violations(t, counters, reasons),

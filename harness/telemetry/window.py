@@ -17,6 +17,7 @@ from harness.telemetry.csvfile import write_telemetry_csv
 from harness.telemetry.discover import close_sources, discover_sources
 from harness.telemetry.external import check_meter_opt_in
 from harness.telemetry.memory import MemoryWindow
+from harness.telemetry.pertoken import TokenSpan
 from harness.telemetry.recorder import TelemetryRecorder
 from harness.telemetry.summary import summarize
 
@@ -25,6 +26,7 @@ class TelemetryWindow:
     """Samples power, temperature and the host CPU between LoadGen's sample load and unload.
 
     ``cpu_root`` stands in for ``/`` when reading the CPU's /proc and /sys files (tests);
+    ``root`` for ``/`` when finding power sources (RAPL's /sys/class/powercap);
     ``proc_self`` for /proc/self, where the worker's peak RSS is reset and read.
     """
 
@@ -35,12 +37,13 @@ class TelemetryWindow:
         *,
         environ: Mapping[str, str] = os.environ,
         cpu_root: Path = Path("/"),
+        root: Path = Path("/"),
         proc_self: Path = Path("/proc/self"),
     ) -> None:
         check_meter_opt_in(config, environ)
         csv = Path(config.external_csv) if config.external_csv else None
         self._sources, unavailable = discover_sources(
-            hw=hw, external_command=config.external_command, external_csv=csv
+            hw=hw, root=root, external_command=config.external_command, external_csv=csv
         )
         interval_s = config.interval_ms / 1000
         self._recorder = TelemetryRecorder(
@@ -81,10 +84,14 @@ class TelemetryWindow:
             # A source stuck in a read is left alone: closing its session could hang too.
             close_sources(s for s in self._sources if s.name not in self._recorder.abandoned)
 
-    def finish(self, run_dir: Path, *, samples: int, scenario: str) -> TelemetrySummary | None:
+    def finish(
+        self, run_dir: Path, *, samples: int, scenario: str, tokens: TokenSpan | None = None
+    ) -> TelemetrySummary | None:
         """Write the window's CSV files and return the result's telemetry summary.
 
         None when the window never ran; ``files`` then names the files written, by role.
+        ``tokens``: a generative run's output tokens and LoadGen's span, as the SUT stamped
+        them, for the energy per output token.
         """
         if self._cpu_record is not None:
             write_cpu_csv(self._cpu_record, run_dir / CPU_TELEMETRY_FILE)
@@ -93,7 +100,7 @@ class TelemetryWindow:
             return None
         write_telemetry_csv(self._record, run_dir / TELEMETRY_FILE)
         self.files["telemetry"] = TELEMETRY_FILE
-        return summarize(self._record, samples_processed=samples, scenario=scenario)
+        return summarize(self._record, samples_processed=samples, scenario=scenario, tokens=tokens)
 
     def memory(self, *, arena_bytes: int | None, arena_note: str | None) -> MemoryFootprint | None:
         """The worker's memory over the window; None when the window never opened."""

@@ -81,6 +81,17 @@ def test_search_ends_in_a_confirmed_valid_peak_with_goodput(searched: Path) -> N
     assert (waits >= 0).all() and peak.goodput.queue_delay_ns[2] == int(waits.max())
     text = "\n".join(capacity_lines(capacity))
     assert f"peak {peak.target_qps:g} QPS (confirmed VALID)" in text
+    # energy per token at the peak: this VM has no RAPL and no meter, so it says why not
+    telemetry = load_result(searched).telemetry
+    assert telemetry is not None and telemetry.tokens is not None
+    if not peak.energy_per_token_mj:
+        assert peak.energy_not_measured == telemetry.tokens.not_measured
+        assert peak.energy_not_measured is not None
+        assert peak.energy_not_measured.startswith("not measured: ")
+        assert f"energy at the peak: {peak.energy_not_measured}" in text
+    else:  # a machine with RAPL: the peak's figure is its run's
+        for name, mj in peak.energy_per_token_mj.items():
+            assert telemetry.sources[name].energy_per_token_mj == mj
 
 
 def test_an_invalid_confirmation_is_never_the_peak(searched: Path, tmp_path: Path) -> None:

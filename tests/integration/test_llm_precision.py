@@ -117,7 +117,7 @@ def _run(tmp: Path, precision: str) -> dict[str, Any]:
 @pytest.mark.parametrize("precision", ["fp32", "fp16", "int4"])
 def test_harness_run_scores_generation_against_fp32(tmp_path: Path, precision: str) -> None:
     result = _run(tmp_path, precision)
-    assert result["schema_version"] == 10
+    assert result["schema_version"] == 11
     assert result["model"]["precision"] == precision
     assert result["precision"]["precision"] == precision
     accuracy = result["accuracy"]
