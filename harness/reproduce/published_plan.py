@@ -3,10 +3,9 @@
 The model: `--model PATH` when given, else the zoo's model of the benchmark (LoadGen's model
 key, e.g. resnet50), the generator version whose file has the record's sha256 where the record
 states one. A stated sha256 that neither matches is refused, naming both; a benchmark the zoo
-lacks needs `--model`. A published LLM record (a generation block) is refused with what can be
-done instead: its model is not in the zoo, and `--model` runs no generator. The scenario: the
-benchmark's scenario file (scenarios/<zoo>-<scenario>.yaml: batch size, input dims, data,
-warm-up) where there is one, else the harness's defaults.
+lacks needs `--model` (a published LLM record is refused before: harness.reproduce.
+published_source). The scenario: the benchmark's scenario file (scenarios/<zoo>-<scenario>.yaml:
+batch size, input dims, data, warm-up) where there is one, else the harness's defaults.
 
 LoadGen's settings are the record's detail log's effective ones (pinned): the three RNG seeds,
 performance_sample_count, min and max duration and query counts, the latency percentile, and
@@ -28,7 +27,6 @@ from pathlib import Path
 
 from harness.config import ModelConfig, Scenario, load_scenario
 from harness.errors import ModelError, ResultError
-from harness.models.llm.store import GENERATIVE
 from harness.models.modelfile import check_model_file, file_sha256
 from harness.models.registry import zoo_model_path
 from harness.models.zoo import ZOO
@@ -66,8 +64,6 @@ def plan_published(
     record = source.record
     if not _LOADGEN_KEY.fullmatch(record.model):
         raise ResultError(f"{source.path}: model {record.model[:80]!r} is not a LoadGen model key")
-    if record.generation is not None:
-        raise ModelError(_generative_refusal(source))
     zoo = record.model if record.model in ZOO else None
     if model is None and zoo is None:
         raise ModelError(
@@ -100,18 +96,6 @@ def plan_published(
         pins=pins,
     )
     return Plan(request=request, model=described, settings=lines)
-
-
-def _generative_refusal(source: PublishedSource) -> str:
-    """Why a published LLM record is not rerun here, and what can be done with it instead."""
-    record = source.record
-    return (
-        f"{source.path}: benchmark {record.benchmark!r} is an LLM (LoadGen model "
-        f"{record.model!r}), which is not in the zoo (its generative models: "
-        f"{', '.join(sorted(GENERATIVE))}), and --model runs an ONNX classifier, not a "
-        "generator: it cannot be rerun here; `harness compare` sets it beside a local "
-        "generative run by tokens/s, TTFT and TPOT"
-    )
 
 
 def _scenario(source: PublishedSource, zoo: str | None, model: Path | None) -> Scenario:
