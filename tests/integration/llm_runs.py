@@ -36,6 +36,7 @@ def llm_run(tmp: Path, kind: str, *, trials: int = 1, name: str | None = None) -
     text = SCENARIO.format(
         name=label, scenario=kind, extra=extra, server=server, trials=trials, queries=queries
     )
+    tmp.mkdir(parents=True, exist_ok=True)
     path = write_scenario(tmp / f"{label}.yaml", text)
     out = tmp / f"runs-{label}"
     # INVALID (1) is a finished run too: Server's p99 limits can miss on a loaded machine

@@ -62,7 +62,7 @@ def test_llm_boards_show_token_latencies_limits_checks_and_accuracy(tmp_path: Pa
     (row,) = _rows(offline)
     assert TOKEN_HEADER in offline and ">n/a</td>" in row  # LoadGen measures no TTFT offline
 
-    published = _board(index, "llama2-70b-server")
+    published = _board(index, "llama2-70b-99-server")
     assert TOKEN_HEADER in published
     (record,) = _rows(published)
     assert "not run here (a published record)" in record
