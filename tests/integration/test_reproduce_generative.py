@@ -100,3 +100,21 @@ def test_a_generative_run_refuses_model(
     assert code == ModelError.exit_code
     assert line.startswith(f"error: --model {tiny}: {recorded} is a generative run of the zoo's")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+def test_a_bundled_generative_run_is_verified_and_rerun(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key, bundle = tmp_path / "key", tmp_path / "run.tar"
+    assert main(["keygen", "--out", str(key)]) == 0
+    assert main(["bundle", str(recorded), "--key", str(key), "--out", str(bundle)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "repro"
+    args = [str(bundle), "--trust", f"{key}.pub", "--trials", "1", "--tolerance", GENEROUS]
+    code = main(["reproduce", *args, "--out", str(out)])
+    printed = capsys.readouterr().out
+    data = json.loads(Path(printed.strip().splitlines()[-1]).read_text())
+    assert code == VERDICT_CODES[data["verdict"]].code and data["verdict"] != "NOT COMPARABLE"
+    assert data["metric"] == "generation.tokens_per_second"
+    assert data["bundle"]["verified"] is True and data["bundle"]["trusted"] is True
