@@ -2,9 +2,9 @@
 
 A bundle or a fleet directory holds runs of several scenarios (a suite); compared as one
 row, every side after the first of another scenario is "not comparable". So where an input
-holds several results, `harness compare` pairs them: each model in each scenario (LoadGen's
-scenario and its config name, so Interactive is apart from Server) is compared on its own,
-and a side no other input ran is named, unpaired.
+holds several results, `harness compare` pairs them: each LoadGen model key (a config name, so
+Interactive is apart from Server) in each scenario is compared on its own, and a side no other
+input ran is named, unpaired.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from harness.analysis.published_side import Side
 from harness.records.group import Group
 
-Key = tuple[str, str, str]  # model, LoadGen scenario, LoadGen's config name (model key)
+Key = tuple[str, str]  # LoadGen's model key (its config name), LoadGen's scenario
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,21 +28,23 @@ class Pairing:
 
 
 def side_key(side: Side) -> Key | None:
-    """The model, scenario and LoadGen config name a side ran; None where it ran nothing."""
+    """The site's board of a side: its LoadGen model key and scenario; None if it ran nothing.
+
+    A local run's model key is its config name (`llm-tiny-interactive` for Interactive), a
+    published record's the LoadGen model it states, so a local llama3_1-8b-shaped run and a
+    published llama3.1-8b record share a board.
+    """
     if not isinstance(side, Group):
-        return side.model, side.scenario, side.model
+        return side.model, side.scenario
     if not side.results:
         return None
     first = side.results[0]
-    return first.model.name, first.scenario, first.loadgen_config.model_key
+    return first.loadgen_config.model_key, first.scenario
 
 
 def describe_key(key: Key | None) -> str:
-    """`llm-tiny Server` (with its config name where that differs from the model)."""
-    if key is None:
-        return "nothing measured"
-    model, scenario, config = key
-    return f"{model} {scenario}" + ("" if config in (model, "") else f" ({config})")
+    """`llm-tiny Server`, as the site titles its board."""
+    return "nothing measured" if key is None else f"{key[0]} {key[1]}"
 
 
 def pair_sides(sides: Sequence[Side]) -> Pairing:
