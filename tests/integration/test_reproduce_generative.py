@@ -9,6 +9,7 @@ rerun here: one `error:` line names its model, says why, and what to do instead.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,28 @@ def test_a_bundled_generative_run_is_verified_and_rerun(
     assert code == VERDICT_CODES[data["verdict"]].code and data["verdict"] != "NOT COMPARABLE"
     assert data["metric"] == "generation.tokens_per_second"
     assert data["bundle"]["verified"] is True and data["bundle"]["trusted"] is True
+
+
+@pytest.mark.slow
+def test_a_generative_server_run_is_judged_by_tokens_per_second_with_ttft_and_tpot(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("onnxruntime_genai", reason="onnxruntime-genai is not installed")
+    server = llm_run(tmp_path, "Server")
+    capsys.readouterr()
+    out = tmp_path / "repro"
+    args = [str(server), "--trials", "1", "--tolerance", GENEROUS, "--out", str(out)]
+    code = main(["reproduce", *args])
+    printed = capsys.readouterr().out
+    data = json.loads(Path(printed.strip().splitlines()[-1]).read_text())
+    assert code == VERDICT_CODES[data["verdict"]].code and data["verdict"] != "NOT COMPARABLE"
+    assert data["metric"] == "generation.tokens_per_second"
+    lines = [e for e in data["explanations"] if e.startswith(("TTFT p99: ", "TPOT p99: "))]
+    assert len(lines) == 2, data["explanations"]
+    assert re.fullmatch(
+        r"TTFT p99: recorded [\d.]+ ms, reproduced median [\d.]+ ms "
+        r"\(limit 500\.0+ ms\)",
+        lines[0],
+    ), lines
+    assert lines[1].startswith("TPOT p99: recorded ") and "(limit 100" in lines[1]
+    assert f"    {lines[0]}" in printed
