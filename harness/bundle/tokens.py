@@ -140,7 +140,7 @@ def read_token_times(path: Path) -> dict[str, Ints]:
             columns = {name: np.asarray(data[name]) for name in COLUMNS}
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
         raise ResultError(f"{path}: not a {TOKEN_TIMES_FILE} ({exc})") from None
-    if version.shape != () or int(version) != TOKEN_TIMES_FORMAT:
+    if version.shape != () or version.dtype.kind not in "iu" or int(version) != TOKEN_TIMES_FORMAT:
         raise ResultError(f"{path}: its format is not {TOKEN_TIMES_FORMAT}")
     for name, column in columns.items():
         if column.dtype != np.int64 or column.ndim != 1:
