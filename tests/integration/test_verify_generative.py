@@ -25,6 +25,7 @@ from harness.bundle.manifest import canonical_json
 from harness.bundle.signature import signature_bytes
 from harness.cli import main
 from harness.errors import CrossCheckError
+from tests.conftest import REPO
 from tests.integration.llm_runs import llm_run
 from tests.tar_members import Members, read_members, write_members
 
@@ -49,6 +50,20 @@ def bundle(keys: Path, tmp_path_factory: pytest.TempPathFactory, model_cache: Pa
     out = tmp / "llm.tar"
     args = ["bundle", *(str(p) for p in runs), "--key", str(keys / "signer"), "--out", str(out)]
     assert main(args) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def cheat_bundle(keys: Path, tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Path:
+    """A real Offline run whose SUT told LoadGen twice its tokens: the token checks' INVALID."""
+    tmp = tmp_path_factory.mktemp("cheat")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("BEYOND_TOPS_CACHE", str(model_cache))
+        patch.setenv("BT_CHEAT", "token-count")
+        patch.setenv("PYTHONPATH", f"{REPO / 'tests' / 'cheats'}:{REPO}")
+        run = llm_run(tmp, "Offline")
+    out = tmp / "cheat.tar"
+    assert main(["bundle", str(run), "--key", str(keys / "signer"), "--out", str(out)]) == 0
     return out
 
 
@@ -180,3 +195,29 @@ def test_an_insider_edit_of_token_figures_signed_again_is_refused(
     assert len(err.strip().splitlines()) == 1 and err.startswith(f"error: {tampered}: check ")
     assert re.search(words, err), err
     assert "signature valid" not in out
+
+
+def test_a_token_check_invalid_run_verifies_and_hiding_its_failure_is_refused(
+    cheat_bundle: Path, keys: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    members = read_members(cheat_bundle)
+    path, result = _result(members, "Offline")
+    assert result["valid"] is False and result["generation"]["token_problems"]
+    capsys.readouterr()
+    assert main(["verify", str(cheat_bundle), "--trust", str(keys / "signer.pub")]) == 0
+    assert "check tokens passed: 1 generative result.json" in capsys.readouterr().out
+    # the insider's edit: the run made VALID, its token checks' finding removed, signed again
+    result["valid"] = True
+    result["generation"]["token_problems"] = []
+    result["invalid_reasons"] = []
+    members[path] = json.dumps(result, indent=2).encode()
+    _re_sign(members, keys / "signer")
+    tampered = write_members(tmp_path / "hidden.tar", members)
+    code = main(["verify", str(tampered), "--trust", str(keys / "signer.pub")])
+    err = capsys.readouterr().err
+    assert code == CrossCheckError.exit_code == 28, err
+    assert re.search(
+        r"check tokens failed: runs/\S+/result\.json: generation\.token_problems is \[\], but "
+        r"its files give \['LoadGen was told [\d.]+ tokens per query",
+        err,
+    ), err
