@@ -16,7 +16,8 @@ the signed one, the cross-checks (harness.bundle.crosscheck) read the files agai
 other, each named in its refusal (exit 28): a result.json needs its detail log; the
 manifest's run records equal the results; a submission claim needs MLPerf's settings in the
 log; trials.json and sweep.json equal what their trials give; query_latencies.npz gives the
-logged percentiles. A key holder who edits and signs again is caught wherever they disagree.
+logged percentiles; a generative run's tokens/s, TTFT, TPOT and token counts equal its log's and
+its token_times.npz's. A key holder who edits and signs again is caught wherever they disagree.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from harness.bundle.numbers import check_run, describe_all
 from harness.bundle.provenance import check_provenance
 from harness.bundle.signature import check_signature
 from harness.bundle.tarball import Unpacked, unpack
+from harness.bundle.tokens import check_tokens
 from harness.errors import (
     AddedFileError,
     BundleError,
@@ -58,6 +60,7 @@ CROSS_CHECKS = (
     check_trials,
     check_sweeps,
     check_query_latencies,
+    check_tokens,
 )
 
 

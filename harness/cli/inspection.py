@@ -176,7 +176,9 @@ def _write_report(
 
 def _compare(args: argparse.Namespace) -> int:
     from harness.analysis.compare import compare
+    from harness.analysis.pairing import pair_sides
     from harness.analysis.regression import judge
+    from harness.cli.compare_pairs import compare_by_scenario
     from harness.cli.scripting import emit_compare, gate_threshold, machine_output
     from harness.files import atomic_write_text
     from harness.report.compare_html import render_compare_html
@@ -189,7 +191,14 @@ def _compare(args: argparse.Namespace) -> int:
     if args.out is not None:
         _check_out_dir(args.out)
     with contextlib.ExitStack() as stack:
-        pairs = [pair for path in args.dirs for pair in _load_trusted(path, args.trust, stack)]
+        loaded = [_load_trusted(path, args.trust, stack) for path in args.dirs]
+        pairs = [pair for found in loaded for pair in found]
+        if any(len(found) > 1 for found in loaded):  # a bundle or fleet: like with like
+            pairing = pair_sides([s for s, _ in pairs])
+            if len(pairing.groups) != 1 or pairing.unpaired:
+                return compare_by_scenario(
+                    pairs, pairing, args, threshold=threshold, width=_terminal_width()
+                )
         comparison = compare([s for s, _ in pairs], trust=[t for _, t in pairs])
     scripted = machine_output(args)
     gate = None

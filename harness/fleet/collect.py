@@ -1,8 +1,9 @@
 """Merge a fleet's tasks into one comparison: a row per task and configuration, and findings.
 
 Each row is one entry of one task: where it ran, its state, MLPerf's headline metric for its
-scenario (median over its trials, with their spread), validity and perf/W where measured, and
-the paths of its log and run. Findings: nodes of one partition that differ in fingerprint
+scenario (median over its trials, with their spread; a generative model's tokens/s, from the
+catalogue), validity, perf/W where measured, a generative model's p99 TTFT and TPOT, and the
+paths of its log and run. Findings: nodes of one partition that differ in fingerprint
 (heterogeneity) and nodes far from their peers on the same configuration (outliers).
 """
 
@@ -37,7 +38,7 @@ from harness.fleet.tree import check_tree
 from harness.foreign import inside
 from harness.records.group import Group
 from harness.records.layout import MERGED_JSON, MERGED_MD, TASK_RESULT_FILE
-from harness.records.metrics import Metric
+from harness.records.metrics import TPOT_P99, TTFT_P99, Metric
 from harness.records.result import RunResult
 from harness.report.safe import markdown_text
 from harness.results.groups import load_group
@@ -66,6 +67,8 @@ class Row:
     log: str | None  # relative to the fleet directory
     run: str | None
     note: str | None
+    ttft_p99_ms: float | None = None  # a generative model's p99 time to first token, median
+    tpot_p99_ms: float | None = None  # ... and p99 time per output token (None: not measured)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,6 +152,8 @@ def _measured(entry: _Loaded, metric: Metric) -> Row:
         valid=_validity(results),
         perf_per_watt=_power(results, "samples_per_second_per_watt"),
         energy_mj=_power(results, "energy_per_inference_mj"),
+        ttft_p99_ms=_median([TTFT_P99.shown(v) for v in metric_values(results, TTFT_P99)]),
+        tpot_p99_ms=_median([TPOT_P99.shown(v) for v in metric_values(results, TPOT_P99)]),
     )
 
 
@@ -306,15 +311,15 @@ def render_markdown(merged: Merged) -> str:
         "## Results",
         "",
         "| task | node | configuration | metric | median | trial CoV | trials | valid | "
-        "samples/s/W | mJ/inference |",
-        "|---:|---|---|---|---:|---:|---:|---|---:|---:|",
+        "samples/s/W | mJ/inference | TTFT p99 (ms) | TPOT p99 (ms) |",
+        "|---:|---|---|---|---:|---:|---:|---|---:|---:|---:|---:|",
     ]
     for r in merged.rows:
         lines.append(
             f"| {r.task} | {r.node or '-'} | {_cell(markdown_text(r.config))} | "
             f"{r.metric or '-'} | {_num(r.value)} | "
             f"{_pct(r.spread_cov)} | {r.trials} | {r.valid} | {_num(r.perf_per_watt)} | "
-            f"{_num(r.energy_mj)} |"
+            f"{_num(r.energy_mj)} | {_num(r.ttft_p99_ms)} | {_num(r.tpot_p99_ms)} |"
         )
     failed = [r for r in merged.rows if r.value is None]
     if failed:

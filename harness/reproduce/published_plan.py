@@ -3,8 +3,9 @@
 The model: `--model PATH` when given, else the zoo's model of the benchmark (LoadGen's model
 key, e.g. resnet50), the generator version whose file has the record's sha256 where the record
 states one. A stated sha256 that neither matches is refused, naming both; a benchmark the zoo
-lacks needs `--model`. The scenario: the benchmark's scenario file (scenarios/<zoo>-<scenario>
-.yaml: batch size, input dims, data, warm-up) where there is one, else the harness's defaults.
+lacks needs `--model` (a published LLM record is refused before: harness.reproduce.
+published_source). The scenario: the benchmark's scenario file (scenarios/<zoo>-<scenario>.yaml:
+batch size, input dims, data, warm-up) where there is one, else the harness's defaults.
 
 LoadGen's settings are the record's detail log's effective ones (pinned): the three RNG seeds,
 performance_sample_count, min and max duration and query counts, the latency percentile, and

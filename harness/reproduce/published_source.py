@@ -7,7 +7,8 @@ copy of the detail log (mlperf_log_detail.txt beside published.json), and the mo
 from its measurements JSON where one states `model_sha256`; each file the record names must
 stay inside the record's directory (a link out, or a name like `../x`, is refused), be a
 regular file and be within its size bound (harness.foreign). Any refusal is one ResultError
-naming the file, and nothing runs.
+naming the file, and nothing runs. A published LLM record (a generation block) is one
+ModelError: its model is not in the zoo and `--model` runs no generator.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import ResultError
+from harness.errors import ModelError, ResultError
 from harness.foreign import inside
+from harness.models.llm.store import GENERATIVE
 from harness.published.files import detail_log, json_fields
 from harness.published.record import is_published, load_published
 from harness.records.layout import DETAIL_LOG, PUBLISHED_FILE
@@ -51,6 +53,8 @@ def open_published(path: Path) -> PublishedSource:
     root = path.parent if path.name == PUBLISHED_FILE and not path.is_dir() else path
     inside(root, Path(PUBLISHED_FILE), ResultError)  # a link out of the record is refused
     record = load_published(root)
+    if record.generation is not None:
+        raise ModelError(_generative_refusal(root, record))
     log_path = root / DETAIL_LOG
     if DETAIL_LOG not in record.files:
         raise ResultError(
@@ -70,6 +74,17 @@ def open_published(path: Path) -> PublishedSource:
         )
     return PublishedSource(
         path=root, record=record, settings=settings, model_sha256=_stated_sha256(root, record)
+    )
+
+
+def _generative_refusal(root: Path, record: PublishedResult) -> str:
+    """Why a published LLM record is not rerun here, and what can be done with it instead."""
+    return (
+        f"{root}: benchmark {record.benchmark!r} is an LLM (LoadGen model "
+        f"{record.model!r}), which is not in the zoo (its generative models: "
+        f"{', '.join(sorted(GENERATIVE))}), and --model runs an ONNX classifier, not a "
+        "generator: it cannot be rerun here; `harness compare` sets it beside a local "
+        "generative run by tokens/s, TTFT and TPOT"
     )
 
 

@@ -22,6 +22,8 @@ from harness.errors import ConfigError, HarnessError, ModelError, ResultError
 from harness.execution.campaign import Campaign, run_trials
 from harness.execution.pipeline import Launcher
 from harness.files import create_run_dir, read_incomplete
+from harness.models.llm.genai_config import MODEL_FILE
+from harness.models.llm.store import generative_model_dir
 from harness.models.modelfile import check_model_file, file_sha256
 from harness.models.registry import cache_dir, zoo_model_path
 from harness.records.job import request_of_run
@@ -118,6 +120,13 @@ def checked_model(recorded: Recorded, model: Path | None) -> RunRequest:
     result = recorded.results[0]
     want = result.precision.source_sha256
     run_request = recorded.run_request
+    generative = run_request.scenario.generation is not None
+    if model is not None and generative:
+        raise ModelError(
+            f"--model {model}: {recorded.path} is a generative run of the zoo's "
+            f"{run_request.scenario.model.zoo}, which is rerun as built again (its sha256 "
+            "checked); --model is for an ONNX file of a non-generative run: leave it out"
+        )
     if model is not None:
         if not os.path.lexists(model):
             raise ModelError(
@@ -132,7 +141,7 @@ def checked_model(recorded: Recorded, model: Path | None) -> RunRequest:
         if got == want:
             return run_request
         tried.append(f"{path}: {'missing or not a regular file' if got is None else got[:16]}")
-    for path in _other_copies(result, want):
+    for path in [] if generative else _other_copies(result, want):
         if _sha256(path) == want:
             return dataclasses.replace(run_request, model_override=path)
     raise ModelError(
@@ -270,6 +279,9 @@ def _job_model(run_request: RunRequest) -> list[Path]:
         return [run_request.model_override]
     if model.path is not None:
         return [Path(model.path)]
+    if run_request.scenario.generation is not None:
+        # a generative zoo model's directory, built again (its FP32 model.onnx is the source)
+        return [generative_model_dir(str(model.zoo)) / MODEL_FILE]
     # built again by the recorded generator version (job.json: 1 when it names none)
     return [zoo_model_path(str(model.zoo), generator=model.generator)]
 

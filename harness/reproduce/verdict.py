@@ -19,7 +19,7 @@ from harness.analysis.trials import trial_stats
 from harness.analysis.values import headline, metric_values
 from harness.analysis.welch import welch_t_test
 from harness.config import ScenarioName
-from harness.records.metrics import Metric
+from harness.records.metrics import TPOT_P99, TTFT_P99, Metric
 from harness.records.result import RunResult
 from harness.reproduce.checks import Settings, comparability_problems, explanations
 from harness.reproduce.codes import VERDICT_CODES, Verdict
@@ -263,4 +263,23 @@ def _explanations(recorded: Evidence, reproduced: Evidence) -> tuple[str, ...]:
         for result in reproduced.results
         for error in result.outcome.loadgen_errors
     ]
-    return (*invalid, *errors, *explanations(recorded.results[0], reproduced.results))
+    tokens = _token_latencies(recorded.results, reproduced.results)
+    return (*invalid, *errors, *tokens, *explanations(recorded.results[0], reproduced.results))
+
+
+def _token_latencies(recorded: Sequence[RunResult], reproduced: Sequence[RunResult]) -> list[str]:
+    """A generative Server's p99 TTFT and TPOT, recorded against reproduced, with the limits.
+
+    tokens/s decides the verdict; a trial is VALID only where both limits held, and these
+    lines show how near each side came to them.
+    """
+    first = recorded[0].generation
+    if first is None or recorded[0].scenario != "Server":
+        return []
+    lines = []
+    for row, limit_ns in ((TTFT_P99, first.ttft_limit_ns), (TPOT_P99, first.tpot_limit_ns)):
+        was, now = metric_values(recorded, row), metric_values(reproduced, row)
+        shown = [f"{row.format(statistics.median(v))} ms" if v else "n/a" for v in (was, now)]
+        bound = "" if limit_ns is None else f" (limit {row.format(limit_ns)} ms)"
+        lines.append(f"{row.label}: recorded {shown[0]}, reproduced median {shown[1]}{bound}")
+    return lines

@@ -6,6 +6,7 @@ failed a check, then what is incomplete; an interrupted group never ranks above 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from harness.site.headline import (
     published_device,
     published_headline,
 )
+from harness.site.tokens import TokenCells, token_cells
 
 Side = Group | PublishedResult
 
@@ -49,6 +51,7 @@ class BoardRow:
     when: str  # a local run's date, or a published result's MLPerf round
     side: Side
     trust: Trust
+    tokens: TokenCells | None = None  # an LLM board's: p99 TTFT/TPOT, limits, checks, accuracy
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,12 +93,15 @@ def build_boards(entries: Sequence[Entry]) -> list[Board]:
 
 def _board(model: str, scenario: str, sides: Sequence[tuple[Entry, Side]]) -> Board:
     metric = board_metric(scenario, [side for _, side in sides])
+    generative = generated(scenario, [side for _, side in sides])
     rows = [
         _group_row(entry, side, metric)
         if isinstance(side, Group)
         else _published_row(entry, side, metric)
         for entry, side in sides
     ]
+    if generative:
+        rows = [dataclasses.replace(row, tokens=token_cells(row.side)) for row in rows]
     return Board(model=model, scenario=scenario, metric=metric, rows=tuple(sorted(rows, key=_rank)))
 
 
@@ -107,17 +113,25 @@ def board_metric(scenario: str, sides: Sequence[Side]) -> Metric:
     """
     results = [r for side in sides if isinstance(side, Group) for r in side.results]
     published = [side for side in sides if isinstance(side, PublishedResult)]
-    generative = (
+    found = (
+        generative_metrics(scenario) if generated(scenario, sides) else scenario_metrics(scenario)
+    )
+    has = metric_values(results, found.headline) or [
+        v for r in published if (v := published_value_of(r, found.headline)) is not None
+    ]
+    return found.headline if has or found.fallback is None else found.fallback
+
+
+def generated(scenario: str, sides: Sequence[Side]) -> bool:
+    """Whether a board is an LLM's: every local run generated, every published record too."""
+    results = [r for side in sides if isinstance(side, Group) for r in side.results]
+    published = [side for side in sides if isinstance(side, PublishedResult)]
+    return (
         scenario in GENERATIVE_SCENARIOS
         and bool(results or published)
         and all(r.generation is not None for r in results)
         and all(p.generation is not None for p in published)
     )
-    found = generative_metrics(scenario) if generative else scenario_metrics(scenario)
-    has = metric_values(results, found.headline) or [
-        v for r in published if (v := published_value_of(r, found.headline)) is not None
-    ]
-    return found.headline if has or found.fallback is None else found.fallback
 
 
 def _group_key(group: Group) -> tuple[str, str]:

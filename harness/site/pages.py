@@ -30,6 +30,7 @@ from harness.site.cards import verdict_cards
 from harness.site.comparisons import Sides
 from harness.site.discover import Skipped
 from harness.site.entries import Entry
+from harness.site.tokens import TokenCells, limit_text
 
 REPORT_PAGE = f"{REPORT_DIR}/{REPORT_HTML}"
 # The files of a run directory a reader opens first, in this order, where present.
@@ -138,7 +139,7 @@ def _contents(boards: Sequence[Board], skipped: Sequence[Skipped]) -> str:
 def _board(board: Board, compared: bool) -> str:
     first = board.headline
     better = "higher" if first.higher_is_better else "lower"
-    header = (
+    header: tuple[tuple[str, bool], ...] = (
         ("#", True),
         ("result", False),
         ("kind", False),
@@ -153,6 +154,9 @@ def _board(board: Board, compared: bool) -> str:
         ("warnings", True),
         ("when", False),
     )
+    generative = any(row.tokens is not None for row in board.rows)
+    if generative:  # an LLM board: the token columns after the headline's spread
+        header = (*header[:7], *TOKEN_HEADER, *header[7:])
     head = "".join(f'<th{_num(n)} scope="col">{safe.text(name)}</th>' for name, n in header)
     rows = "".join(_board_row(rank, row) for rank, row in enumerate(board.rows, start=1))
     compare = f" {safe.link(compare_href(board), 'Compare them')}." if compared else ""
@@ -177,7 +181,7 @@ def _board_row(rank: int, row: BoardRow) -> str:
         validity = f'<span class="bad">{validity}</span>'
     spread = "n/a" if h.cov is None else f"{h.cov * 100:.1f} %"
     badges = [b for b in trust.badges if b.key not in ("loadgen",)]
-    cells = (
+    cells: tuple[str, ...] = (
         _td(str(rank), value=str(rank)),
         f"<td>{safe.link(f'entries/{quote(row.entry)}/{REPORT_PAGE}', row.label)}</td>",
         f"<td>{safe.text(KIND_NAMES[row.kind])}</td>",
@@ -192,8 +196,37 @@ def _board_row(rank: int, row: BoardRow) -> str:
         _td(str(row.warnings), value=str(row.warnings)),
         f"<td>{safe.text(row.when)}</td>",
     )
+    if row.tokens is not None:
+        cells = (*cells[:7], *_token_cells(row.tokens), *cells[7:])
     tier = safe.attribute(trust.tier.replace(" ", "-"))
     return f'<tr class="tier-{tier}">' + "".join(cells) + "</tr>"
+
+
+TOKEN_HEADER = (
+    ("TTFT p99 / limit (ms)", True),
+    ("TPOT p99 / limit (ms)", True),
+    ("token checks", False),
+    ("accuracy vs FP32", False),
+)
+
+
+def _token_cells(tokens: TokenCells) -> tuple[str, ...]:
+    """An LLM row's p99 TTFT and TPOT against their limits, the token checks, the accuracy."""
+    checks = safe.text(tokens.checks)
+    if tokens.checks_failed:
+        checks = f'<span class="bad">{checks}</span>'
+    return (
+        _td(
+            limit_text(tokens.ttft_p99_ms, tokens.ttft_limit_ms),
+            value="" if tokens.ttft_p99_ms is None else f"{tokens.ttft_p99_ms:.6g}",
+        ),
+        _td(
+            limit_text(tokens.tpot_p99_ms, tokens.tpot_limit_ms),
+            value="" if tokens.tpot_p99_ms is None else f"{tokens.tpot_p99_ms:.6g}",
+        ),
+        f"<td>{checks}</td>",
+        f"<td>{safe.text(tokens.accuracy)}</td>",
+    )
 
 
 def _td(shown: str, *, value: str, title: str | None = None) -> str:

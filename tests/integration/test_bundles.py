@@ -66,7 +66,7 @@ def test_a_real_run_bundles_and_verifies(
     capsys.readouterr()
     assert main(["verify", str(bundle), "--trust", str(keys / "signer.pub")]) == 0
     out = capsys.readouterr().out
-    assert f"{bundle}: signature valid; 7 checks passed" in out
+    assert f"{bundle}: signature valid; 8 checks passed" in out
     assert f"trusted ({keys / 'signer.pub'})" in out
     assert "check result-numbers passed: 1 result.json agree with their LoadGen logs" in out
     assert f"bundled  runs/{run_dir.name}" in out

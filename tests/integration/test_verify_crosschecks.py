@@ -38,6 +38,7 @@ CHECKS = (
     "trials",
     "sweep",
     "query-latencies",
+    "tokens",
 )
 PUBLISHED = REPO / "results" / "published"
 

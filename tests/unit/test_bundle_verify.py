@@ -345,7 +345,7 @@ def test_open_bundle_extracts_a_verified_bundle(bundle: Path, tmp_path: Path) ->
     assert opened.verified and opened.trusted
     assert opened.signer_fingerprint == fingerprint(SIGNER.public_key())
     assert opened.manifest["roots"] == [{"path": "runs/g", "kind": "trials"}]
-    assert len(opened.checks) == 7 and opened.checks[4].startswith("check trials passed: 1 ")
+    assert len(opened.checks) == 8 and opened.checks[4].startswith("check trials passed: 1 ")
     assert sorted(p.name for p in dest.iterdir()) == ["MANIFEST.json", "MANIFEST.sig", "runs"]
     result = json.loads((dest / "runs" / "g" / "trial-2" / "result.json").read_text())
     assert result["samples_per_second"] == 2798.92
@@ -483,6 +483,7 @@ def test_a_passing_bundle_names_every_check(bundle: Path, tmp_path: Path) -> Non
         "trials",
         "sweep",
         "query-latencies",
+        "tokens",
     ]
     lines = verdict_lines(verdict)
     assert lines[0] == f"  proves   {PROVES}"
