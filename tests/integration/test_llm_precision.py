@@ -1,6 +1,6 @@
 """llm-tiny at FP16 and INT4 under onnxruntime-genai, scored against FP32's greedy tokens.
 
-Real conversions (onnxruntime's float16 converter, its MatMulNBits quantizer), real genai
+Real conversions (onnxruntime's float16 converter, harness.runtime.nbits' MatMulNBits), real
 generations, real `harness run`s. The gate's cheat: a variant whose weights were scrambled
 after conversion; its tokens stop agreeing with FP32's and the verdict fails, where the
 honest FP16 variant agrees on every position.
@@ -97,7 +97,11 @@ def test_int4_is_matmulnbits_and_cached_by_content(tmp_path: Path) -> None:
     assert any(n.op_type == "MatMulNBits" for n in graph.node)
     # every MatMul left multiplies activations (attention), none a weight
     assert not [n.name for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights]
-    assert first.converted.recipe.params == {"block_size": 32, "symmetric": False}
+    assert first.converted.recipe.params == {
+        "block_size": 32,
+        "symmetric": False,
+        "zero_points": "float",
+    }
     again = generative_variant("llm-tiny", "int4", root=tmp_path)
     assert again.directory == first.directory
     (first.directory / "model.onnx").write_bytes(b"altered")  # an altered file is rebuilt
