@@ -29,7 +29,7 @@ from harness.handoff import PeakSearch
 from harness.loadgen.gensut import GenerativeSUT, PromptStore
 from harness.loadgen.plan import retry_expectation, write_test_confs
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
-from harness.models.llm.store import GENERATIVE
+from harness.models.llm.store import GENERATIVE, check_buildable
 from harness.models.llm.variants import GenerativeVariant, generative_variant
 from harness.records.generation import TOKEN_TIMES_FORMAT
 from harness.records.job import Job
@@ -37,7 +37,7 @@ from harness.records.layout import ACCURACY_DIR, DETAIL_LOG, GENAI_CONFIG, TOKEN
 from harness.records.loadgen_log import found_peak_qps, search_steps
 from harness.records.request import Expectation
 from harness.records.result import RunResult
-from harness.runtime.genai import GenaiModel
+from harness.runtime.genai import GENAI_PROVIDERS, GenaiModel
 from harness.runtime.warmup import WarmUpStats
 from harness.stopping import Phases
 from harness.telemetry import gpu_inventory
@@ -93,7 +93,7 @@ def run_generative_accuracy(job: Job, *, phases: Phases) -> None:
         generation = scenario.generation
         assert generation is not None  # a generative job
         count = min(ACCURACY_PROMPTS, ready.prompts.count)
-        reference = GenaiModel(ready.variant.reference)
+        reference = GenaiModel(ready.variant.reference, provider=ready.model.provider)
         outputs = [greedy(ready.model, ready.prompts, i, generation.hold_eos) for i in range(count)]
         fp32 = [greedy(reference, ready.prompts, i, generation.hold_eos) for i in range(count)]
         accuracy = generative_accuracy(token_agreement(outputs, fp32))
@@ -258,11 +258,12 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
             f"model.precision: generative models run in {', '.join(GENERATIVE_PRECISIONS)}, "
             f"got '{scenario.model.precision}'"
         )
-    if job.request.hw != "cpu":
+    if job.request.hw not in GENAI_PROVIDERS:
         raise ConfigError(
-            f"--hw {job.request.hw}: generative models run on onnxruntime-genai's CPU build only "
-            "so far; use --hw cpu"
+            f"--hw {job.request.hw}: generative models run on onnxruntime-genai's CPU and CUDA "
+            f"builds (--hw {' or --hw '.join(GENAI_PROVIDERS)}); no genai build for this target"
         )
+    check_buildable(name, job.request.hw)
     gpus, gpu_missing = gpu_inventory(job.request.hw)
     machine = survey(
         gpus=gpus,
@@ -273,7 +274,7 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
     )
     variant = generative_variant(name, scenario.model.precision)
     directory = variant.directory
-    model = GenaiModel(directory)
+    model = GenaiModel(directory, provider=GENAI_PROVIDERS[job.request.hw][0])
     count = scenario.data.total_sample_count
     vocab = int(json.loads((directory / GENAI_CONFIG).read_text())["model"]["vocab_size"])
     seed = scenario.data.seed
