@@ -109,10 +109,17 @@ def test_int4_is_matmulnbits_and_cached_by_content(tmp_path: Path) -> None:
     assert onnx.load(str(rebuilt.directory / "model.onnx")).graph.node
 
 
-def _run(tmp: Path, precision: str) -> dict[str, Any]:
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(tmp: Path, precision: str, cheat: str | None = None) -> dict[str, Any]:
     path = write_scenario(tmp / "s.yaml", SCENARIO)
-    code = main(["run", str(path), "--out", str(tmp / "runs"), "--precision", precision])
-    assert code == 0
+    with pytest.MonkeyPatch.context() as patch:
+        if cheat is not None:  # tests/cheats/sitecustomize.py, in the worker process
+            patch.setenv("BT_CHEAT", cheat)
+            patch.setenv("PYTHONPATH", f"{REPO / 'tests' / 'cheats'}:{REPO}")
+        code = main(["run", str(path), "--out", str(tmp / "runs"), "--precision", precision])
+    assert code == 0 or cheat is not None
     (result,) = (tmp / "runs").rglob("result.json")
     data: dict[str, Any] = json.loads(result.read_text())
     return data
@@ -136,3 +143,22 @@ def test_harness_run_scores_generation_against_fp32(tmp_path: Path, precision: s
     assert result["precision"]["recipe"]["method"] == method
     if precision == "fp16":
         assert accuracy["passed"]  # llm-tiny's FP16 agreed on 0.95 to 1.0 of positions
+
+
+def test_the_accuracy_job_scores_the_tokens_the_sut_returned_not_a_regeneration(
+    tmp_path: Path,
+) -> None:
+    """The cheat: in the AccuracyOnly pass the SUT answers token 7 whatever it generated.
+
+    A regeneration with the run's model would agree with FP32 as the honest FP16 run does;
+    the tokens LoadGen logged do not, and the verdict fails.
+    """
+    (tmp_path / "cheat").mkdir()
+    cheat = _run(tmp_path / "cheat", "fp16", cheat="accuracy-tokens")
+    tokens = cheat["accuracy"]["tokens"]
+    assert tokens["prompts"] == 16
+    assert tokens["agreement"] < 0.2 and not cheat["accuracy"]["passed"]
+    logs = (tmp_path / "cheat" / "runs").rglob("mlperf_log_accuracy.json")
+    (log,) = [p for p in logs if p.parent.name == "accuracy"]  # the AccuracyOnly pass's
+    logged = json.loads(log.read_text())
+    assert {e["data"] for e in logged} <= {"07000000" * n for n in range(1, 64)}
