@@ -12,11 +12,22 @@ TOKEN_TIMES_FORMAT = 1
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TokenPercentiles:
-    """Percentiles of a token latency in ns, as LoadGen's detail log states them."""
+    """Percentiles of a token latency in ns, as LoadGen's detail log states them.
+
+    ``early_stopping`` is LoadGen's early-stopping result for this latency as it wrote it
+    (``early_stopping_ttft_result`` / ``_tpot_result``), and ``early_stopping_p90`` /
+    ``early_stopping_p99`` the estimates it states there. LoadGen 6.0.17 states estimates in
+    SingleStream only; in Server it writes a verdict (" * Run successful.", or how many more
+    queries a run needs), and the p99 MLPerf judges against the limit is the plain ``p99``.
+    None where LoadGen wrote nothing (Offline, and results before schema 13).
+    """
 
     p50: int | None
     p90: int | None
     p99: int | None
+    early_stopping_p90: int | None = None
+    early_stopping_p99: int | None = None
+    early_stopping: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

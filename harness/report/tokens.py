@@ -17,7 +17,15 @@ def _ms(value: int | None) -> str:
 def _percentiles(name: str, values: TokenPercentiles | None) -> str:
     if values is None:
         return f"{name} n/a"
-    return f"{name} p50 {_ms(values.p50)} p90 {_ms(values.p90)} p99 {_ms(values.p99)}"
+    text = f"{name} p50 {_ms(values.p50)} p90 {_ms(values.p90)} p99 {_ms(values.p99)}"
+    if values.early_stopping_p90 is not None or values.early_stopping_p99 is not None:
+        text += (
+            f" (LoadGen early-stopping estimates p90 {_ms(values.early_stopping_p90)} "
+            f"p99 {_ms(values.early_stopping_p99)})"
+        )
+    elif values.early_stopping is not None:
+        text += f" (LoadGen early stopping: {values.early_stopping.lstrip('* ')})"
+    return text
 
 
 def token_rows(result: RunResult) -> list[tuple[str, str]]:

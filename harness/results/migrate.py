@@ -27,6 +27,10 @@ History:
    10. ``accuracy.tokens``: a generative model's greedy tokens against FP32's (agreement,
        first divergent positions, ROUGE-L); null for every other model and every older result;
        ``precision`` may be ``int4`` and ``accuracy.against_fp32.kind`` ``tokens``.
+   13. ``generation.ttft_ns`` / ``tpot_ns`` carry LoadGen's early-stopping result for each
+       token latency (``early_stopping``: its text; ``early_stopping_p90`` / ``_p99``: the
+       estimates it states, SingleStream only); null in every older result. (11 and 12 are
+       other branches' numbers: on this branch they only lift the version; the merge renumbers.)
 """
 
 from __future__ import annotations
@@ -175,6 +179,34 @@ def migrate_9_to_10(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def _lift_to(version: int) -> Callable[[Mapping[str, Json]], Data]:
+    """A step that changes nothing but the version (a number another branch's schema takes)."""
+
+    def lift(data: Mapping[str, Json]) -> Data:
+        out = copy.deepcopy(dict(data))
+        out["schema_version"] = version
+        return out
+
+    return lift
+
+
+TOKEN_EARLY_STOPPING = ("early_stopping_p90", "early_stopping_p99", "early_stopping")
+
+
+def migrate_12_to_13(data: Mapping[str, Json]) -> Data:
+    """Schema 12 -> 13: no older result kept LoadGen's token early stopping: each key is null."""
+    out = copy.deepcopy(dict(data))
+    generation = out.get("generation")
+    if isinstance(generation, dict):
+        for latency in ("ttft_ns", "tpot_ns"):
+            block = generation.get(latency)
+            if isinstance(block, dict):
+                for key in TOKEN_EARLY_STOPPING:
+                    block.setdefault(key, None)
+    out["schema_version"] = 13
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -187,6 +219,9 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     7: migrate_7_to_8,
     8: migrate_8_to_9,
     9: migrate_9_to_10,
+    10: _lift_to(11),
+    11: _lift_to(12),
+    12: migrate_12_to_13,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 
