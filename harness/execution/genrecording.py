@@ -40,7 +40,6 @@ from harness.records.layout import DETAIL_LOG
 from harness.records.loadgen_conf import conf_value
 from harness.records.loadgen_log import (
     DetailLog,
-    TokenEarlyStopping,
     effective_settings,
     latency_percentiles_ns,
     logged_float,
@@ -195,8 +194,7 @@ def generation_record(spec: Requested, log: DetailLog, measured: GenMeasured) ->
         )
         rate = figures.tokens_per_second
         told = told_tokens_per_query(figures, counted, measured.span_s)
-        ttft = _percentiles(figures.ttft_ns, token_early_stopping(log, "ttft"))
-        tpot = _percentiles(figures.tpot_ns, token_early_stopping(log, "tpot"))
+        ttft, tpot = _percentiles(figures.ttft_ns), _percentiles(figures.tpot_ns)
     limits = server_limits(scenario, measured.plan) if scenario.scenario == "Server" else None
     return GenerationRecord(
         engine=f"onnxruntime-genai {genai_version()}",
@@ -211,6 +209,8 @@ def generation_record(spec: Requested, log: DetailLog, measured: GenMeasured) ->
         tpot_limit_ns=limits[1] if limits else None,
         limits_source=limits[2] if limits else None,
         token_problems=problems,
+        ttft_early_stopping=token_early_stopping(log, "ttft"),
+        tpot_early_stopping=token_early_stopping(log, "tpot"),
     )
 
 
@@ -236,20 +236,10 @@ def server_limits(scenario: Scenario, plan: TestPlan) -> tuple[int, int, str] | 
     return round(ms[0] * 1e6), round(ms[1] * 1e6), source
 
 
-def _percentiles(
-    values: Mapping[str, int | None] | None, early: TokenEarlyStopping | None
-) -> TokenPercentiles | None:
-    """LoadGen's percentiles of a token latency, with its early-stopping result beside them."""
+def _percentiles(values: Mapping[str, int | None] | None) -> TokenPercentiles | None:
     if values is None:
         return None
-    return TokenPercentiles(
-        p50=values.get("p50"),
-        p90=values.get("p90"),
-        p99=values.get("p99"),
-        early_stopping_p90=None if early is None else early.p90_ns,
-        early_stopping_p99=None if early is None else early.p99_ns,
-        early_stopping=None if early is None else early.text,
-    )
+    return TokenPercentiles(p50=values.get("p50"), p90=values.get("p90"), p99=values.get("p99"))
 
 
 def _checked(plain: LoadGenOutcome, problems: tuple[str, ...]) -> LoadGenOutcome:

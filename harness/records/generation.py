@@ -12,22 +12,26 @@ TOKEN_TIMES_FORMAT = 1
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TokenPercentiles:
-    """Percentiles of a token latency in ns, as LoadGen's detail log states them.
-
-    ``early_stopping`` is LoadGen's early-stopping result for this latency as it wrote it
-    (``early_stopping_ttft_result`` / ``_tpot_result``), and ``early_stopping_p90`` /
-    ``early_stopping_p99`` the estimates it states there. LoadGen 6.0.17 states estimates in
-    SingleStream only; in Server it writes a verdict (" * Run successful.", or how many more
-    queries a run needs), and the p99 MLPerf judges against the limit is the plain ``p99``.
-    None where LoadGen wrote nothing (Offline, and results before schema 13).
-    """
+    """Percentiles of a token latency in ns, as LoadGen's detail log states them."""
 
     p50: int | None
     p90: int | None
     p99: int | None
-    early_stopping_p90: int | None = None
-    early_stopping_p99: int | None = None
-    early_stopping: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TokenEarlyStopping:
+    """LoadGen's early-stopping result for a token latency, as it wrote it, and its estimates.
+
+    ``text``: ``early_stopping_ttft_result`` / ``_tpot_result`` (whitespace folded).
+    ``p90_ns`` / ``p99_ns``: the estimates it states. LoadGen 6.0.17 states them in
+    SingleStream only; in Server it writes a verdict (" * Run successful.", or how many more
+    queries a run needs), and the p99 MLPerf holds to the limit is the plain one.
+    """
+
+    text: str
+    p90_ns: int | None
+    p99_ns: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +59,8 @@ class GenerationRecord:
     Server's p99 limits and ``limits_source`` where they came from (mlperf.conf or the
     scenario, which then says they are not MLPerf's). ``token_problems``: the token checks'
     findings (harness.analysis.tokens); any one makes the run INVALID.
+    ``ttft_early_stopping`` / ``tpot_early_stopping``: LoadGen's early-stopping result for
+    each (None where it wrote none: Offline, and results before schema 13).
     """
 
     engine: str
@@ -69,3 +75,5 @@ class GenerationRecord:
     tpot_limit_ns: int | None
     limits_source: str | None
     token_problems: tuple[str, ...]
+    ttft_early_stopping: TokenEarlyStopping | None = None
+    tpot_early_stopping: TokenEarlyStopping | None = None

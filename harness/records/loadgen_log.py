@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.errors import ResultError
 from harness.foreign import MAX_LOG_BYTES, read_text
+from harness.records.generation import TokenEarlyStopping
 from harness.strictjson import INT_MAX, INT_MIN, bad_number
 
 _PREFIX = ":::MLLOG "
@@ -236,15 +237,6 @@ TOKEN_PERCENTILES = ("p50", "p90", "p99")
 # LoadGen 6.0.17's token early-stopping text: "* Early stopping 90.0th percentile estimate: N"
 _TOKEN_ESTIMATE = re.compile(r"Early stopping (90|99)\.0th percentile estimate: (\d{1,19})\b")
 MAX_EARLY_STOPPING_CHARS = 1000  # LoadGen writes under 300
-
-
-@dataclass(frozen=True, slots=True)
-class TokenEarlyStopping:
-    """LoadGen's early-stopping result for a token latency: its text and estimates (ns)."""
-
-    text: str
-    p90_ns: int | None
-    p99_ns: int | None
 
 
 def token_early_stopping(log: DetailLog, which: str) -> TokenEarlyStopping | None:

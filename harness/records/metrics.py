@@ -152,14 +152,15 @@ TPOT_P50, TPOT_P90, TPOT_P99 = (_token("tpot_ns", p) for p in ("p50", "p90", "p9
 def _token_es(kind: str, pct: str) -> Metric:
     """LoadGen's early-stopping estimate of a token latency (SingleStream only in 6.0.17)."""
     return dataclasses.replace(
-        _token(kind, f"early_stopping_{pct}"),
-        label=f"{kind.split('_')[0].upper()} early-stopping {pct}",
+        P99,
+        key=f"generation.{kind}_early_stopping.{pct}_ns",
+        label=f"{kind.upper()} early-stopping {pct}",
         published=None,  # published results keep no token early-stopping estimates
     )
 
 
-TTFT_ES_P90, TTFT_ES_P99 = (_token_es("ttft_ns", p) for p in ("p90", "p99"))
-TPOT_ES_P90, TPOT_ES_P99 = (_token_es("tpot_ns", p) for p in ("p90", "p99"))
+TTFT_ES_P90, TTFT_ES_P99 = (_token_es("ttft", p) for p in ("p90", "p99"))
+TPOT_ES_P90, TPOT_ES_P99 = (_token_es("tpot", p) for p in ("p90", "p99"))
 OUTPUT_TOKENS = Metric(
     key="generation.output_tokens.mean",
     label="output tokens per query",

@@ -27,9 +27,9 @@ History:
    10. ``accuracy.tokens``: a generative model's greedy tokens against FP32's (agreement,
        first divergent positions, ROUGE-L); null for every other model and every older result;
        ``precision`` may be ``int4`` and ``accuracy.against_fp32.kind`` ``tokens``.
-   13. ``generation.ttft_ns`` / ``tpot_ns`` carry LoadGen's early-stopping result for each
-       token latency (``early_stopping``: its text; ``early_stopping_p90`` / ``_p99``: the
-       estimates it states, SingleStream only); null in every older result. (11 and 12 are
+   13. ``generation.ttft_early_stopping`` / ``tpot_early_stopping``: LoadGen's early-stopping
+       result for each token latency (``text``; ``p90_ns`` / ``p99_ns``: the estimates it
+       states, SingleStream only); null in every older result. (11 and 12 are
        other branches' numbers: on this branch they only lift the version; the merge renumbers.)
 """
 
@@ -190,19 +190,13 @@ def _lift_to(version: int) -> Callable[[Mapping[str, Json]], Data]:
     return lift
 
 
-TOKEN_EARLY_STOPPING = ("early_stopping_p90", "early_stopping_p99", "early_stopping")
-
-
 def migrate_12_to_13(data: Mapping[str, Json]) -> Data:
-    """Schema 12 -> 13: no older result kept LoadGen's token early stopping: each key is null."""
+    """Schema 12 -> 13: no older result kept LoadGen's token early stopping: both are null."""
     out = copy.deepcopy(dict(data))
     generation = out.get("generation")
     if isinstance(generation, dict):
-        for latency in ("ttft_ns", "tpot_ns"):
-            block = generation.get(latency)
-            if isinstance(block, dict):
-                for key in TOKEN_EARLY_STOPPING:
-                    block.setdefault(key, None)
+        generation.setdefault("ttft_early_stopping", None)
+        generation.setdefault("tpot_early_stopping", None)
     out["schema_version"] = 13
     return out
 

@@ -1,7 +1,9 @@
 """LoadGen's early-stopping results for TTFT and TPOT: read from its detail log, kept, shown.
 
 The texts are LoadGen 6.0.17's own, from real llm-tiny runs on this machine: SingleStream
-states p90 and p99 estimates; Server only its verdict; Offline writes empty strings.
+states p90 and p99 estimates; Server only its verdict; Offline writes empty strings. They sit
+in the generation block beside TTFT and TPOT (not in TokenPercentiles, which published
+records share: a published log keeps no such estimate).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import ResultError
-from harness.records.generation import TokenPercentiles
+from harness.records.generation import TokenEarlyStopping, TokenPercentiles
 from harness.records.loadgen_log import DetailLog, token_early_stopping
 from harness.report.tokens import _percentiles
 from harness.results.migrate import upgrade
@@ -47,30 +49,27 @@ def test_an_edited_result_is_refused_by_key(value: object) -> None:
 
 
 def test_the_summary_shows_the_estimates_beside_the_plain_percentiles() -> None:
-    plain = {"p50": 1_000_000, "p90": 4_000_000, "p99": 9_000_000}
-    estimated = TokenPercentiles(
-        **plain, early_stopping_p90=4_595_286, early_stopping_p99=12_956_204, early_stopping="x"
-    )
-    assert _percentiles("TTFT", estimated) == (
+    plain = TokenPercentiles(p50=1_000_000, p90=4_000_000, p99=9_000_000)
+    estimated = TokenEarlyStopping(text="x", p90_ns=4_595_286, p99_ns=12_956_204)
+    assert _percentiles("TTFT", plain, estimated) == (
         "TTFT p50 1.000 ms p90 4.000 ms p99 9.000 ms "
         "(LoadGen early-stopping estimates p90 4.595 ms p99 12.956 ms)"
     )
-    verdict = TokenPercentiles(**plain, early_stopping="* Run successful.")
-    assert _percentiles("TPOT", verdict).endswith("(LoadGen early stopping: Run successful.)")
-    assert _percentiles("TPOT", TokenPercentiles(**plain)).endswith("p99 9.000 ms")
+    verdict = TokenEarlyStopping(text="* Run successful.", p90_ns=None, p99_ns=None)
+    assert _percentiles("TPOT", plain, verdict).endswith(
+        "(LoadGen early stopping: Run successful.)"
+    )
+    assert _percentiles("TPOT", plain).endswith("p99 9.000 ms")
 
 
 def test_an_older_result_reads_with_no_token_early_stopping() -> None:
-    old = {"schema_version": 10, "generation": {"ttft_ns": {"p50": 1, "p90": 2, "p99": 3}}}
+    old = {"schema_version": 10, "generation": {"tokens_per_second": 1.0}}
     new = upgrade(old, 10, 13)
     assert new["schema_version"] == 13
-    assert new["generation"]["ttft_ns"] == {
-        "p50": 1,
-        "p90": 2,
-        "p99": 3,
-        "early_stopping_p90": None,
-        "early_stopping_p99": None,
-        "early_stopping": None,
+    assert new["generation"] == {
+        "tokens_per_second": 1.0,
+        "ttft_early_stopping": None,
+        "tpot_early_stopping": None,
     }
-    assert "early_stopping" not in old["generation"]["ttft_ns"]  # the steps copy
+    assert "ttft_early_stopping" not in old["generation"]  # the steps copy
     assert upgrade({"schema_version": 12, "generation": None}, 12, 13)["generation"] is None
