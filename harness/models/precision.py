@@ -203,7 +203,13 @@ def _dtypes(recipe: Recipe) -> tuple[str, str, str]:
     """(weights, activations, inputs/outputs) element types of the converted model."""
     p = recipe.params
     if recipe.method == "matmul_nbits":
-        zero = "symmetric" if p["symmetric"] else f"{p['zero_points']} zero points"
+        zero = (
+            "symmetric"
+            if p["symmetric"]
+            else "each block's float minimum (Q4_1)"
+            if p["zero_points"] == "float"
+            else "uint4 zero points"
+        )
         weights = f"int4 (MatMul weights, {p['block_size']}-weight blocks along K, {zero})"
         return weights, "float32", "float32"
     if recipe.method in ("float16", "bfloat16"):

@@ -1,4 +1,4 @@
-"""4-bit blockwise MatMul weights with float zero points, as onnxruntime's MatMulNBits runs them.
+"""4-bit blockwise MatMul weights with each block's own minimum, run by onnxruntime's MatMulNBits.
 
 A MatMul ``y = x @ B`` with a constant (K, N) weight becomes ``MatMulNBits``: B is cut into
 blocks of ``block_size`` consecutive weights along K (the input dimension, the one the dot
