@@ -15,6 +15,11 @@
 #   doctor.txt                      `harness doctor --hw nvidia`
 #   telemetry-gemm/                 scripts/gpu_load_telemetry.py: NVML over a PyTorch GEMM load
 #   bench-SUITE.txt, runs/          `harness bench SUITE --hw nvidia` and its run directories
+#   llm-*.txt, runs/                generative models on onnxruntime-genai-cuda: llm-tiny Offline
+#                                   and Server, then llama3.1-8b's dims at FP16 Offline and Server
+#                                   (built here, on the GPU machine: 32 GB of FP32 weights first,
+#                                   so it needs about 50 GB of disk and 40 GB of memory);
+#                                   LLM=0 leaves them out
 #
 # The suites run on TensorRT then CUDA where TensorRT's libraries load, else on CUDA alone
 # (`--providers CUDAExecutionProvider`); PROVIDERS=... chooses for you. Each run records the
@@ -133,6 +138,23 @@ for suite in "${suites[@]}"; do
   step "harness bench $suite ($PROVIDERS)" "bench-$suite.txt" \
     "$HARNESS" bench "$suite" --hw nvidia --providers "$PROVIDERS" --out "$out/runs"
 done
+
+if [[ "${LLM:-1}" != 0 ]]; then
+  if "$PYTHON" -c "import onnxruntime_genai as og, sys; sys.exit(not og.is_cuda_available())"; then
+    for name in llm-tiny-offline llm-tiny-server; do
+      step "harness run $name (genai CUDA)" "$name.txt" \
+        "$HARNESS" run "scenarios/$name.yaml" --hw nvidia --profile quick --out "$out/runs"
+    done
+    for name in llama3.1-8b-offline llama3.1-8b-server; do
+      step "harness run $name fp16 (genai CUDA)" "$name-fp16.txt" \
+        "$HARNESS" run "scenarios/$name.yaml" --hw nvidia --profile quick --precision fp16 \
+        --out "$out/runs"
+    done
+  else
+    step "onnxruntime-genai-cuda" llm-genai-cuda.txt \
+      sh -c 'echo "onnxruntime-genai-cuda is not installed or finds no CUDA: pip install onnxruntime-genai-cuda==0.18.0" >&2; exit 1'
+  fi
+fi
 
 printf '\n== summary (%s)\n' "$out/status.tsv"
 column -t -s $'\t' "$out/status.tsv" 2>/dev/null || cat "$out/status.tsv"

@@ -12,20 +12,27 @@ The verdict passes at ``AGREEMENT_THRESHOLD`` of positions; FP32 is the referenc
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Final
 
+import numpy as np
+
+from harness.errors import ResultError
+from harness.foreign import MAX_LOG_BYTES
 from harness.records.accuracy import Accuracy, Fp32Agreement, TokenAgreement
+from harness.strictjson import read_json
 
 # 0.9: FP16 (onnxruntime's float16 converter, float32 at the graph's edges) agreed with
 # FP32 on 0.96 to 1.0 of positions on llm-tiny and 1.0 on smollm2-135m-instruct; a scrambled
 # or fixed-token model agrees on a few percent. A greedy decoder that diverges once keeps
 # diverging (its context differs), so 0.9 allows a late divergence in some prompts, not an
-# early one in most. Round-to-nearest INT4 (MatMulNBits, 32-weight blocks) does NOT reach
-# it on these models: 0.07 to 0.16 (first divergence at position 0 to 1), and the verdict
-# says FAILED: the random decoder's logits are nearly flat, and SmolLM2-135M is small
-# enough that 4-bit RTN noise moves its top token from the first steps.
+# early one in most. INT4 (harness.runtime.nbits: 32-weight blocks along K, each with its own
+# float minimum) agrees on 1.0 on smollm2-135m-instruct, whose weights came from a Q4_1 file
+# and come back exactly; llm-tiny's seeded Gaussian weights lose 8 % rms to any 4-bit grid and
+# its top-2 logit gap is below that error: 0.14, FAILED (README, Precision and accuracy).
 AGREEMENT_THRESHOLD: Final = 0.9
 REFERENCE_ITSELF: Final = (
     "the reference itself: FP32 outputs are what the other precisions' tokens are judged against"
@@ -34,6 +41,37 @@ CRITERION: Final = (
     f"greedy token agreement with FP32 >= {AGREEMENT_THRESHOLD} over the same prompts "
     "(positions up to the shorter output)"
 )
+
+
+TOKEN_BYTES: Final = 4  # the SUT answers int32 token ids (harness.loadgen.gensut)
+_HEX: Final = re.compile(r"(?:[0-9A-Fa-f]{8})*")
+
+
+def logged_tokens(path: Path) -> dict[int, list[int]]:
+    """Each sample's token ids as the SUT returned them, from LoadGen's mlperf_log_accuracy.json.
+
+    The file is read bounded and strictly: a list of ``{"qsl_idx": int, "data": hex}`` entries,
+    each ``data`` whole int32 ids. A sample logged twice keeps its first answer.
+
+    Raises:
+        ResultError: naming the file and the entry that is not such.
+    """
+    entries = read_json(path, ResultError, MAX_LOG_BYTES)
+    if not isinstance(entries, list):
+        raise ResultError(f"{path}: expected a JSON list of LoadGen responses")
+    tokens: dict[int, list[int]] = {}
+    for at, entry in enumerate(entries):
+        index = entry.get("qsl_idx") if isinstance(entry, dict) else None
+        data = entry.get("data") if isinstance(entry, dict) else None
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            raise ResultError(f"{path}: entry {at}: qsl_idx {index!r} is not a sample index")
+        if not isinstance(data, str) or not _HEX.fullmatch(data):
+            raise ResultError(
+                f"{path}: entry {at} (sample {index}): data is not whole int32 token ids in hex"
+            )
+        ids = np.frombuffer(bytes.fromhex(data), dtype="<i4")
+        tokens.setdefault(index, [int(t) for t in ids])
+    return tokens
 
 
 def lcs_length(a: Sequence[int], b: Sequence[int]) -> int:

@@ -45,6 +45,7 @@ from harness.records.loadgen_log import (
     logged_float,
     parse_detail_log,
     samples_per_second,
+    token_early_stopping,
     token_figures,
 )
 from harness.records.measures import PrecisionRecord
@@ -64,6 +65,7 @@ from harness.records.result import (
 )
 from harness.records.telemetry import TelemetrySummary
 from harness.runtime.genai import genai_version
+from harness.runtime.targets import GENAI_PROVIDERS
 from harness.runtime.warmup import WarmUpStats
 
 
@@ -142,8 +144,8 @@ def build_generative_result(request: RunRequest, run_dir: Path, measured: GenMea
             dims={},
         ),
         hardware=hardware(spec.hw, machine.fingerprint),
-        providers=("CPUExecutionProvider",),
-        runtime=_runtime(),
+        providers=(GENAI_PROVIDERS[spec.hw][1],),
+        runtime=_runtime(GENAI_PROVIDERS[spec.hw][1]),
         versions=versions(),
         settings=effective_settings(log),
         loadgen_config=LoadGenConfig(
@@ -207,6 +209,8 @@ def generation_record(spec: Requested, log: DetailLog, measured: GenMeasured) ->
         tpot_limit_ns=limits[1] if limits else None,
         limits_source=limits[2] if limits else None,
         token_problems=problems,
+        ttft_early_stopping=token_early_stopping(log, "ttft"),
+        tpot_early_stopping=token_early_stopping(log, "tpot"),
     )
 
 
@@ -246,8 +250,8 @@ def _checked(plain: LoadGenOutcome, problems: tuple[str, ...]) -> LoadGenOutcome
     return dataclasses.replace(plain, valid=False, submission_valid=False, invalid_reasons=reasons)
 
 
-def _runtime() -> RuntimeRecord:
-    """onnxruntime-genai's session as genai_config.json sets it: its defaults, on the CPU."""
+def _runtime(provider: str) -> RuntimeRecord:
+    """onnxruntime-genai's session as genai_config.json sets it: its defaults, on ``provider``."""
     return RuntimeRecord(
         graph_optimization_level="all",
         intra_op_threads=0,
@@ -256,7 +260,7 @@ def _runtime() -> RuntimeRecord:
         allow_spinning=True,
         free_dimension_overrides={},
         provider_options={},
-        requested_providers=("CPUExecutionProvider",),
+        requested_providers=(provider,),
         cpu_fallback_allowed=False,
         cuda_graphs=False,
         node_placement={},

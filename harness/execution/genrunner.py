@@ -18,18 +18,19 @@ from typing import IO
 import numpy as np
 
 from harness.analysis.accuracy import load_accuracy, write_accuracy_block
-from harness.analysis.genaccuracy import generative_accuracy, token_agreement
+from harness.analysis.genaccuracy import generative_accuracy
 from harness.config import Scenario
 from harness.datasets.prompt_file import file_prompts
 from harness.datasets.prompts import Prompts, synthetic_prompts, text_prompts
 from harness.errors import ConfigError, RunError
 from harness.execution.genrecording import GenMeasured, build_generative_result
+from harness.execution.scoring import accuracy_plan, score_tokens
 from harness.fingerprint.survey import Survey, survey
 from harness.handoff import PeakSearch
 from harness.loadgen.gensut import GenerativeSUT, PromptStore
 from harness.loadgen.plan import retry_expectation, write_test_confs
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
-from harness.models.llm.store import GENERATIVE
+from harness.models.llm.store import GENERATIVE, check_buildable
 from harness.models.llm.variants import GenerativeVariant, generative_variant
 from harness.records.generation import TOKEN_TIMES_FORMAT
 from harness.records.job import Job
@@ -37,7 +38,7 @@ from harness.records.layout import ACCURACY_DIR, DETAIL_LOG, GENAI_CONFIG, TOKEN
 from harness.records.loadgen_log import found_peak_qps, search_steps
 from harness.records.request import Expectation
 from harness.records.result import RunResult
-from harness.runtime.genai import GenaiModel
+from harness.runtime.genai import GENAI_PROVIDERS, GenaiModel
 from harness.runtime.warmup import WarmUpStats
 from harness.stopping import Phases
 from harness.telemetry import gpu_inventory
@@ -49,7 +50,7 @@ GENERATIVE_PRECISIONS = ("fp32", "fp16", "int4")
 GENAI_ARENA_NOTE = (
     "not exposed by onnxruntime-genai 0.18: its Python API has no allocator statistics"
 )
-# Prompts the accuracy job generates greedily with both the FP32 model and the run's
+# Samples whose logged tokens the accuracy job scores against the FP32 model's greedy tokens
 ACCURACY_PROMPTS = 16
 
 
@@ -68,24 +69,16 @@ def is_generative(scenario: Scenario) -> bool:
 
 
 def run_generative_accuracy(job: Job, *, phases: Phases) -> None:
-    """The accuracy job: LoadGen's AccuracyOnly pass, then the tokens scored against FP32's.
+    """The accuracy job: LoadGen's AccuracyOnly pass, its logged tokens scored against FP32's.
 
     LoadGen logs each sample's generated token ids (mlperf_log_accuracy.json), as MLPerf's
-    LLM references do, and its detail log: what an MLPerf export's accuracy/ holds. Then the
-    run's greedy tokens on the first prompts are scored against FP32's on the same prompts;
-    an FP32 run is the reference itself, and its block says so.
+    LLM references do, and its detail log: what an MLPerf export's accuracy/ holds. The tokens
+    scored are those the SUT returned in that pass (the first ACCURACY_PROMPTS samples), not a
+    regeneration: against the FP32 model's greedy tokens on the same prompts. An FP32 run is
+    the reference itself, and its block says so.
     """
     ready = _prepare(job, None, phases)
-    phases.enter("loadgen")
-    plan = write_test_confs(
-        job.run_dir,
-        scenario=job.request.scenario,
-        profile=job.request.profile,
-        model_key=job.request.loadgen_key,
-        expected=None,
-        total_samples=ready.prompts.count,
-        mode="accuracy",
-    )
+    plan = accuracy_plan(job, total_samples=ready.prompts.count, phases=phases)
     _timed(job, ready, plan, None, None)
     scenario = job.request.scenario
     if scenario.model.precision == "fp32":
@@ -93,11 +86,12 @@ def run_generative_accuracy(job: Job, *, phases: Phases) -> None:
     else:
         generation = scenario.generation
         assert generation is not None  # a generative job
+        reference = GenaiModel(ready.variant.reference, provider=ready.model.provider)
         count = min(ACCURACY_PROMPTS, ready.prompts.count)
-        reference = GenaiModel(ready.variant.reference)
-        outputs = [greedy(ready.model, ready.prompts, i, generation.hold_eos) for i in range(count)]
-        fp32 = [greedy(reference, ready.prompts, i, generation.hold_eos) for i in range(count)]
-        accuracy = generative_accuracy(token_agreement(outputs, fp32))
+        tokens = score_tokens(
+            job, count, lambda i: greedy(reference, ready.prompts, i, generation.hold_eos)
+        )
+        accuracy = generative_accuracy(tokens)
     phases.enter("write")
     write_accuracy_block(accuracy, job.run_dir)
 
@@ -261,11 +255,12 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
             f"model.precision: generative models run in {', '.join(GENERATIVE_PRECISIONS)}, "
             f"got '{scenario.model.precision}'"
         )
-    if job.request.hw != "cpu":
+    if job.request.hw not in GENAI_PROVIDERS:
         raise ConfigError(
-            f"--hw {job.request.hw}: generative models run on onnxruntime-genai's CPU build only "
-            "so far; use --hw cpu"
+            f"--hw {job.request.hw}: generative models run on onnxruntime-genai's CPU and CUDA "
+            f"builds (--hw {' or --hw '.join(GENAI_PROVIDERS)}); no genai build for this target"
         )
+    check_buildable(name, job.request.hw)
     gpus, gpu_missing = gpu_inventory(job.request.hw)
     machine = survey(
         gpus=gpus,
@@ -276,7 +271,7 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
     )
     variant = generative_variant(name, scenario.model.precision)
     directory = variant.directory
-    model = GenaiModel(directory)
+    model = GenaiModel(directory, provider=GENAI_PROVIDERS[job.request.hw][0])
     count = scenario.data.total_sample_count
     vocab = int(json.loads((directory / GENAI_CONFIG).read_text())["model"]["vocab_size"])
     seed = scenario.data.seed

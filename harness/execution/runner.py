@@ -20,7 +20,7 @@ from harness.compliance.rules import AUDIT_SETTINGS
 from harness.datasets.samples import SampleSource
 from harness.errors import RunError
 from harness.execution.recording import Measured, Requested, build_result
-from harness.execution.scoring import score
+from harness.execution.scoring import accuracy_plan, score
 from harness.execution.serverplan import server_plan
 from harness.fingerprint.preflight import QUICK_PROFILE
 from harness.fingerprint.survey import Survey, survey
@@ -198,19 +198,9 @@ def run_accuracy_test(job: Job, *, phases: Phases, progress: IO[str] | None = No
     executor = executor_for(
         ready.session, io_binding=job.request.scenario.runtime.io_binding, include_host_copies=True
     )
-    phases.enter("loadgen")
-    plan = write_test_confs(
-        job.run_dir,
-        scenario=job.request.scenario,
-        profile=job.request.profile,
-        model_key=job.request.loadgen_key,
-        pins=job.request.pins,
-        expected=None,
-        total_samples=ready.source.total_count,
-        mode="accuracy",
+    plan = accuracy_plan(
+        job, total_samples=ready.source.total_count, phases=phases, progress=progress
     )
-    if progress is not None:
-        progress.write("  accuracy pass (LoadGen AccuracyOnly)\n")
     _loadgen_test(job, ready, executor, plan, None, None)
     phases.enter("write")
     write_accuracy_block(score(job, ready.model, ready.session, ready.source), job.run_dir)

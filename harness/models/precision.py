@@ -203,7 +203,15 @@ def _dtypes(recipe: Recipe) -> tuple[str, str, str]:
     """(weights, activations, inputs/outputs) element types of the converted model."""
     p = recipe.params
     if recipe.method == "matmul_nbits":
-        return "int4 (MatMul weights, blockwise scales)", "float32", "float32"
+        zero = (
+            "symmetric"
+            if p["symmetric"]
+            else "each block's float minimum (Q4_1)"
+            if p["zero_points"] == "float"
+            else "uint4 zero points"
+        )
+        weights = f"int4 (MatMul weights, {p['block_size']}-weight blocks along K, {zero})"
+        return weights, "float32", "float32"
     if recipe.method in ("float16", "bfloat16"):
         half = str(recipe.method)
         return half, half, "float32" if p["keep_io_types"] else half
@@ -304,6 +312,7 @@ def _int4(source: Path, recipe: Recipe, calib: CalibrationData | None, work: Pat
         onnx.load(str(source)),
         block_size=int(recipe.params["block_size"]),
         symmetric=bool(recipe.params["symmetric"]),
+        zero_points=str(recipe.params["zero_points"]),
     )
     return model, ()
 

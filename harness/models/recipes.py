@@ -20,7 +20,7 @@ METHODS: Final[Mapping[str, tuple[str, ...]]] = MappingProxyType(
         "fp16": ("float16",),
         "bf16": ("bfloat16",),
         "int8": ("static-qdq", "static-qoperator", "dynamic"),
-        # weight-only: onnxruntime's MatMulNBits quantizer (blockwise 4-bit MatMul weights)
+        # weight-only: blockwise 4-bit MatMul weights run by onnxruntime's MatMulNBits
         "int4": ("matmul_nbits",),
     }
 )
@@ -61,7 +61,11 @@ _PARAMS: Final[Mapping[str, Mapping[str, Any]]] = {
     "static-qdq": _STATIC,
     "static-qoperator": _STATIC,
     "dynamic": {**_QUANT, "preprocess": bool},
-    "matmul_nbits": {"block_size": (16, 32, 64, 128, 256), "symmetric": bool},
+    "matmul_nbits": {
+        "block_size": (16, 32, 64, 128, 256),
+        "symmetric": bool,
+        "zero_points": ("float", "uint4"),
+    },
 }
 
 
@@ -162,8 +166,10 @@ def _defaults(method: str) -> dict[str, Any]:
     if method in ("float16", "bfloat16"):
         return {"keep_io_types": True, "op_block_list": float16_block_list()}
     if method == "matmul_nbits":
-        # 32-weight blocks with one scale each: onnxruntime's and genai's builder's default
-        return {"block_size": 32, "symmetric": False}
+        # 32-weight blocks with one scale each: onnxruntime's and genai's builder's default.
+        # Float zero points keep each block's own range (GGUF's Q4_1: exact for SmolLM2's
+        # weights); onnxruntime's quantizer ("uint4") moved them by 8 % rms (README, Precision).
+        return {"block_size": 32, "symmetric": False, "zero_points": "float"}
     quant = {"per_channel": False, "reduce_range": False, "weight_type": "QInt8"}
     if method == "dynamic":
         return {**quant, "preprocess": False}

@@ -20,6 +20,21 @@ class TokenPercentiles:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TokenEarlyStopping:
+    """LoadGen's early-stopping result for a token latency, as it wrote it, and its estimates.
+
+    ``text``: ``early_stopping_ttft_result`` / ``_tpot_result`` (whitespace folded).
+    ``p90_ns`` / ``p99_ns``: the estimates it states. LoadGen 6.0.17 states them in
+    SingleStream only; in Server it writes a verdict (" * Run successful.", or how many more
+    queries a run needs), and the p99 MLPerf holds to the limit is the plain one.
+    """
+
+    text: str
+    p90_ns: int | None
+    p99_ns: int | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OutputTokens:
     """Tokens generated per completed query, as the SUT counted them (not as it reported)."""
 
@@ -44,6 +59,8 @@ class GenerationRecord:
     Server's p99 limits and ``limits_source`` where they came from (mlperf.conf or the
     scenario, which then says they are not MLPerf's). ``token_problems``: the token checks'
     findings (harness.analysis.tokens); any one makes the run INVALID.
+    ``ttft_early_stopping`` / ``tpot_early_stopping``: LoadGen's early-stopping result for
+    each (None where it wrote none: Offline, and results before schema 12).
     """
 
     engine: str
@@ -58,3 +75,5 @@ class GenerationRecord:
     tpot_limit_ns: int | None
     limits_source: str | None
     token_problems: tuple[str, ...]
+    ttft_early_stopping: TokenEarlyStopping | None = None
+    tpot_early_stopping: TokenEarlyStopping | None = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import Any
 
 from harness.errors import ResultError
 from harness.foreign import MAX_LOG_BYTES, read_text
+from harness.records.generation import TokenEarlyStopping
 from harness.strictjson import INT_MAX, INT_MIN, bad_number
 
 _PREFIX = ":::MLLOG "
@@ -232,6 +234,23 @@ class TokenFigures:
 
 
 TOKEN_PERCENTILES = ("p50", "p90", "p99")
+# LoadGen 6.0.17's token early-stopping text: "* Early stopping 90.0th percentile estimate: N"
+_TOKEN_ESTIMATE = re.compile(r"Early stopping (90|99)\.0th percentile estimate: (\d{1,19})\b")
+MAX_EARLY_STOPPING_CHARS = 1000  # LoadGen writes under 300
+
+
+def token_early_stopping(log: DetailLog, which: str) -> TokenEarlyStopping | None:
+    """``early_stopping_{which}_result`` (which: ttft or tpot); None where absent or empty."""
+    key = f"early_stopping_{which}_result"
+    value = log.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or len(value) > MAX_EARLY_STOPPING_CHARS:
+        raise ResultError(f"{log.source}: {key} is {_shown(value)}, not LoadGen's text; {_EDITED}")
+    estimates = {int(p): int(ns) for p, ns in _TOKEN_ESTIMATE.findall(value)}
+    return TokenEarlyStopping(
+        text=" ".join(value.split()), p90_ns=estimates.get(90), p99_ns=estimates.get(99)
+    )
 
 
 def token_figures(log: DetailLog) -> TokenFigures | None:

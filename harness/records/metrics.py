@@ -147,6 +147,20 @@ def _token(kind: str, name: str) -> Metric:
 
 TTFT_P50, TTFT_P90, TTFT_P99 = (_token("ttft_ns", p) for p in ("p50", "p90", "p99"))
 TPOT_P50, TPOT_P90, TPOT_P99 = (_token("tpot_ns", p) for p in ("p50", "p90", "p99"))
+
+
+def _token_es(kind: str, pct: str) -> Metric:
+    """LoadGen's early-stopping estimate of a token latency (SingleStream only in 6.0.17)."""
+    return dataclasses.replace(
+        P99,
+        key=f"generation.{kind}_early_stopping.{pct}_ns",
+        label=f"{kind.upper()} early-stopping {pct}",
+        published=None,  # published results keep no token early-stopping estimates
+    )
+
+
+TTFT_ES_P90, TTFT_ES_P99 = (_token_es("ttft", p) for p in ("p90", "p99"))
+TPOT_ES_P90, TPOT_ES_P99 = (_token_es("tpot", p) for p in ("p90", "p99"))
 OUTPUT_TOKENS = Metric(
     key="generation.output_tokens.mean",
     label="output tokens per query",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.analysis.values import value_of
-from harness.records.generation import TokenPercentiles
+from harness.records.generation import TokenEarlyStopping, TokenPercentiles
 from harness.records.group import Group
 from harness.records.metrics import GENERATIVE
 from harness.records.result import RunResult
@@ -14,10 +14,19 @@ def _ms(value: int | None) -> str:
     return "n/a" if value is None else f"{value / 1e6:.3f} ms"
 
 
-def _percentiles(name: str, values: TokenPercentiles | None) -> str:
+def _percentiles(
+    name: str, values: TokenPercentiles | None, early: TokenEarlyStopping | None = None
+) -> str:
     if values is None:
         return f"{name} n/a"
-    return f"{name} p50 {_ms(values.p50)} p90 {_ms(values.p90)} p99 {_ms(values.p99)}"
+    text = f"{name} p50 {_ms(values.p50)} p90 {_ms(values.p90)} p99 {_ms(values.p99)}"
+    if early is not None and (early.p90_ns is not None or early.p99_ns is not None):
+        text += (
+            f" (LoadGen early-stopping estimates p90 {_ms(early.p90_ns)} p99 {_ms(early.p99_ns)})"
+        )
+    elif early is not None:
+        text += f" (LoadGen early stopping: {early.text.lstrip('* ')})"
+    return text
 
 
 def token_rows(result: RunResult) -> list[tuple[str, str]]:
@@ -28,7 +37,10 @@ def token_rows(result: RunResult) -> list[tuple[str, str]]:
     rate = "n/a" if gen.tokens_per_second is None else f"{gen.tokens_per_second:,.1f} tokens/s"
     parts = [rate]
     if result.scenario != "Offline":
-        parts += [_percentiles("TTFT", gen.ttft_ns), _percentiles("TPOT", gen.tpot_ns)]
+        parts += [
+            _percentiles("TTFT", gen.ttft_ns, gen.ttft_early_stopping),
+            _percentiles("TPOT", gen.tpot_ns, gen.tpot_early_stopping),
+        ]
     if gen.ttft_limit_ns is not None and gen.tpot_limit_ns is not None:
         parts.append(
             f"limits p99 TTFT {_ms(gen.ttft_limit_ns)} / TPOT {_ms(gen.tpot_limit_ns)} "

@@ -31,6 +31,9 @@ History:
        window's gaps to LoadGen's first issue and last completion, why nothing measured it)
        and each source's ``energy_per_token_mj`` and ``tokens_per_joule``; null before (not
        measured) and for every other model.
+   12. ``generation.ttft_early_stopping`` / ``tpot_early_stopping``: LoadGen's early-stopping
+       result for each token latency (``text``; ``p90_ns`` / ``p99_ns``: the estimates it
+       states, SingleStream only); null in every older result.
 """
 
 from __future__ import annotations
@@ -194,6 +197,17 @@ def migrate_10_to_11(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def migrate_11_to_12(data: Mapping[str, Json]) -> Data:
+    """Schema 11 -> 12: no older result kept LoadGen's token early stopping: both are null."""
+    out = copy.deepcopy(dict(data))
+    generation = out.get("generation")
+    if isinstance(generation, dict):
+        generation.setdefault("ttft_early_stopping", None)
+        generation.setdefault("tpot_early_stopping", None)
+    out["schema_version"] = 12
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -207,6 +221,7 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     8: migrate_8_to_9,
     9: migrate_9_to_10,
     10: migrate_10_to_11,
+    11: migrate_11_to_12,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 

@@ -105,12 +105,20 @@ def quantize_static(source: Path, out: Path, reader: SampleReader, options: Int8
     )
 
 
-def to_int4(model: onnx.ModelProto, *, block_size: int, symmetric: bool) -> onnx.ModelProto:
+def to_int4(
+    model: onnx.ModelProto, *, block_size: int, symmetric: bool, zero_points: str = "float"
+) -> onnx.ModelProto:
     """Every MatMul with a constant 2-D weight as MatMulNBits: 4-bit blockwise weights.
 
-    onnxruntime's MatMulNBits quantizer (round-to-nearest per block of ``block_size`` weights
-    along the input dimension, one scale and, unless ``symmetric``, a zero point each).
+    Blocks of ``block_size`` weights along the input dimension K, round-to-nearest, one scale
+    each. ``zero_points`` "float" (the default) keeps each block's own range with a float zero
+    point (harness.runtime.nbits; exact for weights already on a Q4_1 grid); "uint4" runs
+    onnxruntime's MatMulNBitsQuantizer (4-bit integer zero points, a range that holds 0).
     """
+    if zero_points == "float":
+        from harness.runtime.nbits import to_matmul_nbits
+
+        return to_matmul_nbits(model, block_size=block_size, symmetric=symmetric)
     from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
 
     quantizer = MatMulNBitsQuantizer(model, block_size=block_size, is_symmetric=symmetric)

@@ -16,6 +16,7 @@ import onnxruntime_genai as og
 from harness.errors import RunError
 from harness.packages import required_version
 from harness.records.layout import GENAI_CONFIG
+from harness.runtime.targets import GENAI_PROVIDERS as GENAI_PROVIDERS
 
 
 def genai_version() -> str:
@@ -26,8 +27,10 @@ def genai_version() -> str:
 class GenaiModel:
     """A generative model directory (model.onnx, genai_config.json, tokenizer) loaded once."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, provider: str = "cpu") -> None:
+        """``provider``: genai's name for the execution provider ("cpu", "cuda")."""
         self.directory = directory
+        self.provider = provider
         try:
             model = json.loads((directory / GENAI_CONFIG).read_text())["model"]
             eos = model["eos_token_id"]
@@ -45,6 +48,9 @@ class GenaiModel:
         try:
             config = og.Config(str(directory))
             config.overlay(json.dumps({"model": {"pad_token_id": self.pad_id}}))
+            if provider != "cpu":
+                config.clear_providers()
+                config.append_provider(provider)
             self._model = og.Model(config)
             self._tokenizer = og.Tokenizer(self._model)
         except Exception as exc:  # genai raises bare RuntimeErrors

@@ -6,11 +6,14 @@ The targets themselves are data in harness.hardware, re-exported here for the ru
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Final
 
 from harness.errors import ConfigError
 from harness.hardware import TARGETS, HardwareTarget, ProviderSpec, get_target
 
 __all__ = [
+    "GENAI_PROVIDERS",
     "TARGETS",
     "HardwareTarget",
     "ProviderSpec",
@@ -18,6 +21,14 @@ __all__ = [
     "resolve_options",
     "selected_providers",
 ]
+
+
+# A target's onnxruntime-genai provider (genai's name for it) and the onnxruntime execution
+# provider it runs the model on. onnxruntime-genai-cuda (the nvidia image's lock) brings "cuda";
+# there is no genai build for ROCm/MIGraphX on PyPI, so rocm has none.
+GENAI_PROVIDERS: Final[Mapping[str, tuple[str, str]]] = MappingProxyType(
+    {"cpu": ("cpu", "CPUExecutionProvider"), "nvidia": ("cuda", "CUDAExecutionProvider")}
+)
 
 
 def resolve_options(

@@ -11,7 +11,9 @@ sample index sits in which row from the sample store's load, as a SUT that owns 
 `BT_CHEAT=token-count` is a generative SUT that tells LoadGen twice the tokens it made (so
 tokens/s doubles and TPOT halves); `BT_CHEAT=no-first-token` one that never reports a first
 token (LoadGen then logs TTFT and TPOT as 0). LoadGen calls both VALID; the token checks
-(harness.analysis.tokens) are what catch them.
+(harness.analysis.tokens) are what catch them. `BT_CHEAT=accuracy-tokens` is a generative SUT
+that, in the AccuracyOnly pass only, returns other tokens than it generated (token 7, as many):
+a regeneration would score the model, not what the SUT answered; the accuracy job must fail it.
 Nothing here is imported by the harness; without BT_CHEAT this file does nothing.
 """
 
@@ -165,9 +167,33 @@ def _install_token_cheat(kind: str) -> None:
     genrunner.run_generative = run  # type: ignore[assignment]
 
 
+def _install_accuracy_tokens_cheat() -> None:
+    """In the accuracy pass only: every answer is token 7, as many tokens as were generated."""
+    import harness.execution.genrunner as genrunner
+    import harness.loadgen.gensut as gensut
+
+    sut = gensut.GenerativeSUT
+    real_report = sut._report
+    real_accuracy = genrunner.run_generative_accuracy
+
+    def report(self: Any, query: Any, tokens: list[int]) -> None:
+        real_report(self, query, [7] * len(tokens))
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        sut._report = report  # type: ignore[method-assign]
+        try:
+            return real_accuracy(*args, **kwargs)
+        finally:
+            sut._report = real_report  # type: ignore[method-assign]
+
+    genrunner.run_generative_accuracy = run  # type: ignore[assignment]
+
+
 TOKEN_CHEATS = ("token-count", "no-first-token")
 
-if CHEAT in TOKEN_CHEATS:
+if CHEAT == "accuracy-tokens":
+    _install_accuracy_tokens_cheat()
+elif CHEAT in TOKEN_CHEATS:
     _install_token_cheat(CHEAT)
 elif CHEAT:
     _install(CHEAT)

@@ -90,10 +90,20 @@ def test_token_figures_are_present_and_pass_their_checks(
     assert out["queries"] == len(_times(run)["tokens"])
     if kind == "Offline":
         assert gen["ttft_ns"] is None and gen["tpot_ns"] is None
+        assert gen["ttft_early_stopping"] is None and gen["tpot_early_stopping"] is None
         assert result["valid"] and code == 0
     else:
         for block in ("ttft_ns", "tpot_ns"):
             assert 0 < gen[block]["p50"] <= gen[block]["p90"] <= gen[block]["p99"]
+        # LoadGen's early-stopping results, kept beside: estimates in SingleStream only
+        early = [gen["ttft_early_stopping"], gen["tpot_early_stopping"]]
+        if kind == "SingleStream":
+            for found in early:
+                assert 0 < found["p90_ns"] <= found["p99_ns"]
+                assert "99.0th percentile estimate" in found["text"]
+        else:  # Server: a verdict, for one latency at least (6.0.17)
+            assert all(e is None or e["p99_ns"] is None for e in early)
+            assert any(e and e["text"].startswith("* Run ") for e in early), early
     assert result["settings"]["sample_concatenate_permutation"] is True  # equal issue, as MLPerf
     detail = (run / "mlperf_log_detail.txt").read_text()
     assert '"key": "requested_use_token_latencies", "value": true' in detail

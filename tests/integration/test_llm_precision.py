@@ -1,6 +1,6 @@
 """llm-tiny at FP16 and INT4 under onnxruntime-genai, scored against FP32's greedy tokens.
 
-Real conversions (onnxruntime's float16 converter, its MatMulNBits quantizer), real genai
+Real conversions (onnxruntime's float16 converter, harness.runtime.nbits' MatMulNBits), real
 generations, real `harness run`s. The gate's cheat: a variant whose weights were scrambled
 after conversion; its tokens stop agreeing with FP32's and the verdict fails, where the
 honest FP16 variant agrees on every position.
@@ -21,6 +21,7 @@ from onnx import numpy_helper
 from harness.analysis.genaccuracy import REFERENCE_ITSELF, generative_accuracy, token_agreement
 from harness.cli import main
 from harness.models.llm.variants import generative_variant
+from harness.results.runfile import SCHEMA_VERSION
 from harness.runtime.genai import GenaiModel
 from tests.conftest import write_scenario
 
@@ -95,9 +96,22 @@ def test_int4_is_matmulnbits_and_cached_by_content(tmp_path: Path) -> None:
     graph = onnx.load(str(first.directory / "model.onnx")).graph
     weights = {i.name for i in graph.initializer}
     assert any(n.op_type == "MatMulNBits" for n in graph.node)
-    # every MatMul left multiplies activations (attention), none a weight
-    assert not [n.name for n in graph.node if n.op_type == "MatMul" and n.input[1] in weights]
-    assert first.converted.recipe.params == {"block_size": 32, "symmetric": False}
+    # every MatMul left multiplies activations (attention) or is a block-offset term
+    # (block sums, then the per-block offsets: harness.runtime.nbits); none a float weight
+    float_weights = [
+        n.input[1]
+        for n in graph.node
+        if n.op_type == "MatMul"
+        and n.input[1] in weights
+        and not n.input[1].startswith("block_sum_")
+        and not n.input[1].endswith("_block_offsets")
+    ]
+    assert not float_weights
+    assert first.converted.recipe.params == {
+        "block_size": 32,
+        "symmetric": False,
+        "zero_points": "float",
+    }
     again = generative_variant("llm-tiny", "int4", root=tmp_path)
     assert again.directory == first.directory
     (first.directory / "model.onnx").write_bytes(b"altered")  # an altered file is rebuilt
@@ -105,10 +119,17 @@ def test_int4_is_matmulnbits_and_cached_by_content(tmp_path: Path) -> None:
     assert onnx.load(str(rebuilt.directory / "model.onnx")).graph.node
 
 
-def _run(tmp: Path, precision: str) -> dict[str, Any]:
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _run(tmp: Path, precision: str, cheat: str | None = None) -> dict[str, Any]:
     path = write_scenario(tmp / "s.yaml", SCENARIO)
-    code = main(["run", str(path), "--out", str(tmp / "runs"), "--precision", precision])
-    assert code == 0
+    with pytest.MonkeyPatch.context() as patch:
+        if cheat is not None:  # tests/cheats/sitecustomize.py, in the worker process
+            patch.setenv("BT_CHEAT", cheat)
+            patch.setenv("PYTHONPATH", f"{REPO / 'tests' / 'cheats'}:{REPO}")
+        code = main(["run", str(path), "--out", str(tmp / "runs"), "--precision", precision])
+    assert code == 0 or cheat is not None
     (result,) = (tmp / "runs").rglob("result.json")
     data: dict[str, Any] = json.loads(result.read_text())
     return data
@@ -117,7 +138,7 @@ def _run(tmp: Path, precision: str) -> dict[str, Any]:
 @pytest.mark.parametrize("precision", ["fp32", "fp16", "int4"])
 def test_harness_run_scores_generation_against_fp32(tmp_path: Path, precision: str) -> None:
     result = _run(tmp_path, precision)
-    assert result["schema_version"] == 11
+    assert result["schema_version"] == SCHEMA_VERSION
     assert result["model"]["precision"] == precision
     assert result["precision"]["precision"] == precision
     accuracy = result["accuracy"]
@@ -132,3 +153,22 @@ def test_harness_run_scores_generation_against_fp32(tmp_path: Path, precision: s
     assert result["precision"]["recipe"]["method"] == method
     if precision == "fp16":
         assert accuracy["passed"]  # llm-tiny's FP16 agreed on 0.95 to 1.0 of positions
+
+
+def test_the_accuracy_job_scores_the_tokens_the_sut_returned_not_a_regeneration(
+    tmp_path: Path,
+) -> None:
+    """The cheat: in the AccuracyOnly pass the SUT answers token 7 whatever it generated.
+
+    A regeneration with the run's model would agree with FP32 as the honest FP16 run does;
+    the tokens LoadGen logged do not, and the verdict fails.
+    """
+    (tmp_path / "cheat").mkdir()
+    cheat = _run(tmp_path / "cheat", "fp16", cheat="accuracy-tokens")
+    tokens = cheat["accuracy"]["tokens"]
+    assert tokens["prompts"] == 16
+    assert tokens["agreement"] < 0.2 and not cheat["accuracy"]["passed"]
+    logs = (tmp_path / "cheat" / "runs").rglob("mlperf_log_accuracy.json")
+    (log,) = [p for p in logs if p.parent.name == "accuracy"]  # the AccuracyOnly pass's
+    logged = json.loads(log.read_text())
+    assert {e["data"] for e in logged} <= {"07000000" * n for n in range(1, 64)}

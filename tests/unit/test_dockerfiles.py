@@ -310,3 +310,16 @@ def test_lock_script_builds_each_targets_onnxruntime(monkeypatch: pytest.MonkeyP
     assert set(lock.ORT_NAMES) == set(TARGETS.values())
     # the generative models run in the cpu and nvidia images, each on its own onnxruntime
     assert "llm" in lock.TARGETS["cpu"].extras and "llm-cuda" in lock.TARGETS["nvidia"].extras
+
+
+@pytest.mark.parametrize("hw", ["cpu", "nvidia"])
+def test_the_llm_images_lock_onnx_ir_and_what_it_imports(hw: str) -> None:
+    """onnxruntime's MatMulNBits quantizer (the uint4 INT4 recipe) imports onnx_ir (#28)."""
+    import importlib.metadata
+
+    locked = {name for name, _, _ in lock_entries(lockfile(hw))}
+    assert "onnx-ir" in locked
+    needs = [Requirement(r) for r in importlib.metadata.requires("onnx-ir") or []]
+    unconditional = [r for r in needs if r.marker is None]
+    missing = [r.name for r in unconditional if canonicalize_name(r.name) not in locked]
+    assert not missing, f"{hw}: onnx-ir needs {missing}, not in its lock"

@@ -218,7 +218,9 @@ def test_result_round_trip(tmp_path: Path) -> None:
     assert path == tmp_path / RESULT_FILE
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data == to_dict(result)
-    assert list(data)[:2] == ["schema_version", "run_id"] and data["schema_version"] == 11
+    assert (
+        list(data)[:2] == ["schema_version", "run_id"] and data["schema_version"] == SCHEMA_VERSION
+    )
     assert path.read_text(encoding="utf-8") == to_json(result)
     assert to_json(result).endswith("}\n")
     assert load_result(tmp_path) == result
@@ -296,7 +298,8 @@ def test_load_result_refuses_a_newer_schema(tmp_path: Path) -> None:
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: schema_version 12 was written by a newer beyond-tops (this one reads 2 to 11); "
+        f"{path}: schema_version {SCHEMA_VERSION + 1} was written by a newer beyond-tops "
+        f"(this one reads 2 to {SCHEMA_VERSION}); "
         "upgrade beyond-tops"
     )
     assert info.value.exit_code == 6
@@ -308,8 +311,8 @@ def test_load_result_refuses_an_older_schema(tmp_path: Path, version: int) -> No
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: schema_version {version} is older than this beyond-tops reads (2 to 11); "
-        "re-run it"
+        f"{path}: schema_version {version} is older than this beyond-tops reads "
+        f"(2 to {SCHEMA_VERSION}); re-run it"
     )
 
 
@@ -336,7 +339,8 @@ def test_load_result_names_unknown_missing_or_malformed_keys(tmp_path: Path) -> 
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
     assert str(info.value) == (
-        f"{path}: not a schema_version 11 result (the file: unknown key(s) extra); re-run it"
+        f"{path}: not a schema_version {SCHEMA_VERSION} result "
+        "(the file: unknown key(s) extra); re-run it"
     )
     del data["window"]
     _write_json(tmp_path, data)
@@ -462,7 +466,10 @@ def test_load_result_checks_values_against_the_schema(
     path = _write_json(tmp_path, data)
     with pytest.raises(ResultError) as info:
         load_result(tmp_path)
-    assert str(info.value) == f"{path}: not a schema_version 11 result ({message}); re-run it"
+    assert (
+        str(info.value)
+        == f"{path}: not a schema_version {SCHEMA_VERSION} result ({message}); re-run it"
+    )
     assert "\n" not in str(info.value)
 
 

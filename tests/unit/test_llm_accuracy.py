@@ -6,6 +6,9 @@ with the FP32 model's greedy tokens falls far below the threshold and the verdic
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -15,9 +18,11 @@ from harness.analysis.genaccuracy import (
     first_divergence,
     generative_accuracy,
     lcs_length,
+    logged_tokens,
     rouge_l,
     token_agreement,
 )
+from harness.errors import ResultError
 from harness.records.accuracy import Accuracy
 from harness.records.codec import from_data, to_object
 
@@ -96,3 +101,53 @@ def test_a_schema_9_result_reads_with_no_token_scores() -> None:
     }
     assert "tokens" not in v9["accuracy"]  # the step copies; its input is untouched
     assert migrate_9_to_10({"schema_version": 9, "accuracy": None})["accuracy"] is None
+
+
+def _log(tmp_path: Path, entries: object) -> Path:
+    path = tmp_path / "mlperf_log_accuracy.json"
+    path.write_text(json.dumps(entries))
+    return path
+
+
+def test_logged_tokens_are_the_int32_ids_loadgen_logged(tmp_path: Path) -> None:
+    ids = np.asarray([5, 300, 49151], dtype="<i4")
+    path = _log(
+        tmp_path,
+        [
+            {"seq_id": 0, "qsl_idx": 1, "data": ids.tobytes().hex().upper(), "token_count": 3},
+            {"seq_id": 1, "qsl_idx": 0, "data": "07000000"},
+            {"seq_id": 2, "qsl_idx": 1, "data": "08000000"},  # logged again: the first stays
+        ],
+    )
+    assert logged_tokens(path) == {1: [5, 300, 49151], 0: [7]}
+
+
+@pytest.mark.parametrize(
+    ("entries", "says"),
+    [
+        ({"qsl_idx": 0}, "JSON list"),
+        ([{"qsl_idx": -1, "data": "07000000"}], "qsl_idx -1"),
+        ([{"qsl_idx": True, "data": "07000000"}], "qsl_idx True"),
+        ([{"data": "07000000"}], "qsl_idx None"),
+        ([{"qsl_idx": 0, "data": "070000"}], "whole int32"),  # 3 bytes: no whole id
+        ([{"qsl_idx": 0, "data": "zz000000"}], "whole int32"),
+        ([{"qsl_idx": 0, "data": 7}], "whole int32"),
+        (["07000000"], "qsl_idx None"),
+    ],
+)
+def test_a_hostile_accuracy_log_is_refused_naming_the_entry(
+    tmp_path: Path, entries: object, says: str
+) -> None:
+    with pytest.raises(ResultError, match=says):
+        logged_tokens(_log(tmp_path, entries))
+
+
+def test_an_oversized_or_non_json_accuracy_log_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "mlperf_log_accuracy.json"
+    path.write_text('[{"qsl_idx": 0, "data": NaN}]')
+    with pytest.raises(ResultError, match=r"mlperf_log_accuracy\.json"):
+        logged_tokens(path)
+    with path.open("wb") as handle:
+        handle.truncate(65 * 1024 * 1024)  # sparse: larger than MAX_LOG_BYTES
+    with pytest.raises(ResultError):
+        logged_tokens(path)

@@ -21,7 +21,7 @@ from harness.records.runlabel import (
 from harness.report.cells import drawn
 from harness.report.plots import UtilizationBar, utilization_png
 from harness.results.migrate import migrate_7_to_8
-from harness.results.runfile import from_dict, to_dict
+from harness.results.runfile import SCHEMA_VERSION, from_dict, to_dict
 from tests.conftest import TINY_SS, write_scenario
 
 ACCEPTED = [
@@ -98,7 +98,7 @@ def test_a_job_file_with_a_bad_label_is_refused_naming_the_file(tmp_path: Path) 
 def test_a_schema_7_result_reads_with_no_label_and_no_memory() -> None:
     tiny = Path(__file__).resolve().parents[1] / "fixtures" / "results" / "tiny-singlestream"
     current = to_dict(from_dict(json.loads((tiny / "result.json").read_text())))
-    assert current["schema_version"] == 11
+    assert current["schema_version"] == SCHEMA_VERSION
     v7 = {k: v for k, v in current.items() if k not in ("label", "memory", "generation")}
     v7["schema_version"] = 7
     result = from_dict(v7)
@@ -130,6 +130,6 @@ def test_a_result_file_with_a_label_outside_the_grammar_is_refused_by_key(label:
     with pytest.raises(ResultError) as caught:
         from_dict({**data, "label": label}, "r/result.json")
     message = str(caught.value)
-    assert message.startswith("r/result.json: not a schema_version 11 result (")
+    assert message.startswith(f"r/result.json: not a schema_version {SCHEMA_VERSION} result (")
     assert "\n" not in message and "\x1b" not in message and "\u202e" not in message
     assert "label" in message

@@ -64,7 +64,8 @@ def test_version_shows_the_harness_and_every_format(capsys: pytest.CaptureFixtur
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"beyond-tops {cli.__version__}"
     assert lines[1:] == format_lines()
-    assert "result.json: schema 11 (reads 2-11; harness.results.runfile)" in lines
+    version = runfile.SCHEMA_VERSION
+    assert f"result.json: schema {version} (reads 2-{version}; harness.results.runfile)" in lines
     assert "retry.json, peak.json: schema 1 (reads 0-1; harness.handoff)" in lines
 
 

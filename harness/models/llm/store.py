@@ -21,7 +21,7 @@ from typing import Final
 
 import onnx
 
-from harness.errors import ModelError
+from harness.errors import ConfigError, ModelError
 from harness.files import atomic_write_bytes
 from harness.models.llm.dims import LLAMA_DIMS, LlamaDims
 from harness.models.llm.genai_config import MODEL_FILE, genai_config
@@ -121,6 +121,21 @@ GENERATIVE: Final[Mapping[str, GenerativeModel]] = MappingProxyType(
         ),
     }
 )
+
+
+# Models built only where they can run: llama3.1-8b's 32 GB of float32 weights need a large GPU
+# (by estimate 40 GB of memory to build); never on the CPU target, so never in tests or CI here.
+ACCELERATOR_ONLY: Final = frozenset({"llama3.1-8b"})
+
+
+def check_buildable(name: str, hw: str) -> None:
+    """ConfigError before anything is built when ``name`` is not made for target ``hw``."""
+    if name in ACCELERATOR_ONLY and hw == "cpu":
+        raise ConfigError(
+            f"model.zoo: '{name}' (8.0B parameters, 32 GB of float32 weights) is built and run "
+            "only on a GPU machine (--hw nvidia); on the CPU use llm-tiny, smollm2-135m or "
+            "smollm2-135m-instruct"
+        )
 
 
 def generative_model_dir(name: str, *, seed: int = 0, root: Path | None = None) -> Path:

@@ -2,11 +2,12 @@
 
 model.onnx goes through the same converter as the CNN zoo's models (harness.models.precision,
 cached by content hash): FP16 by onnxruntime's float16 converter with float32 inputs and
-outputs (so genai_config.json, the logits and the KV cache stay float32), INT4 by onnxruntime's
-MatMulNBits quantizer (every projection and the LM head; 4-bit blockwise weights, float32
-activations). The variant's directory holds the converted model.onnx beside a copy of the
-FP32 directory's genai_config.json and tokenizer; its name carries a hash over its files'
-hashes and a manifest per (source, recipe) finds it again, as store.py does for FP32.
+outputs (so genai_config.json, the logits and the KV cache stay float32), INT4 as onnxruntime's
+MatMulNBits (harness.runtime.nbits: every projection with a constant weight; 4-bit blocks along
+K with their own float minimum, float32 activations). The variant's directory holds the
+converted model.onnx beside a copy of the FP32 directory's genai_config.json and tokenizer; its
+name carries a hash over its files' hashes and a manifest per (source, recipe) finds it again,
+as store.py does for FP32.
 """
 
 from __future__ import annotations
