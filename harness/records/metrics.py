@@ -161,6 +161,7 @@ def _token_es(kind: str, pct: str) -> Metric:
 
 TTFT_ES_P90, TTFT_ES_P99 = (_token_es("ttft", p) for p in ("p90", "p99"))
 TPOT_ES_P90, TPOT_ES_P99 = (_token_es("tpot", p) for p in ("p90", "p99"))
+TOKEN_EARLY_STOPPING = (TTFT_ES_P90, TTFT_ES_P99, TPOT_ES_P90, TPOT_ES_P99)
 OUTPUT_TOKENS = Metric(
     key="generation.output_tokens.mean",
     label="output tokens per query",
@@ -181,7 +182,15 @@ _SERVER_AND_ACCURACY = (COMPLETED, SCHEDULED, WARMUP, TOP1_AGREEMENT, COSINE, TO
 _COMPUTE = (ACHIEVED, PEAK, OF_PEAK, ATTAINABLE, OF_ATTAINABLE)
 ROWS: Mapping[str, Metric] = {
     m.key: m
-    for m in (THROUGHPUT, *_LATENCIES, *_SERVER_AND_ACCURACY, *_COMPUTE, *GENERATIVE, *MEMORY)
+    for m in (
+        THROUGHPUT,
+        *_LATENCIES,
+        *_SERVER_AND_ACCURACY,
+        *_COMPUTE,
+        *GENERATIVE,
+        *TOKEN_EARLY_STOPPING,
+        *MEMORY,
+    )
 }
 ACCURACY = (TOP1_AGREEMENT, COSINE)  # what compare sets beside MLPerf's metrics
 UTILIZATION = (ACHIEVED, OF_PEAK, OF_ATTAINABLE)  # what compare and the report show
