@@ -38,6 +38,7 @@ from harness.records.loadgen_log import found_peak_qps, search_steps
 from harness.records.request import Expectation
 from harness.records.result import RunResult
 from harness.runtime.genai import GenaiModel
+from harness.runtime.kvbatch import ContinuousBatch
 from harness.runtime.warmup import WarmUpStats
 from harness.stopping import Phases
 from harness.telemetry import gpu_inventory
@@ -232,6 +233,7 @@ def _timed(
         scenario=job.request.scenario.scenario,
         hold_eos=generation.hold_eos,
         max_active=generation.max_active,
+        batch=_row_batch(job, ready),
     )
     window = run_timed_test(plan, load_settings(plan), sut, store, progress=progress)
     if isinstance(sut.error, KeyboardInterrupt):
@@ -241,6 +243,15 @@ def _timed(
     if store.hook_errors:
         raise RunError(f"{job.run_dir}: telemetry failed: {store.hook_errors[0]}")
     return sut, window
+
+
+def _row_batch(job: Job, ready: _Ready) -> ContinuousBatch | None:
+    """Server's continuous batch over the model's decoder, unless the scenario interleaves."""
+    generation = job.request.scenario.generation
+    assert generation is not None  # a generative job
+    if job.request.scenario.scenario != "Server" or generation.server_batching != "continuous":
+        return None
+    return ContinuousBatch(ready.model.directory)
 
 
 def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
