@@ -31,7 +31,7 @@ from harness.loadgen.plan import retry_expectation, write_test_confs
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
 from harness.models.llm.store import GENERATIVE
 from harness.models.llm.variants import GenerativeVariant, generative_variant
-from harness.records.generation import TOKEN_TIMES_FORMAT
+from harness.records.generation import TOKEN_TIMES_FORMAT, Concurrency
 from harness.records.job import Job
 from harness.records.layout import ACCURACY_DIR, DETAIL_LOG, GENAI_CONFIG, TOKEN_TIMES_FILE
 from harness.records.loadgen_log import found_peak_qps, search_steps
@@ -159,6 +159,7 @@ def run_generative(
         prompts=ready.prompts.description,
         token_counts=tuple(sut.tokens.tokens),
         span_s=_span_s(sut),
+        concurrency=_concurrency(sut, scenario),
         files=files,
         rerun_of=None if job.previous_attempt is None else str(job.previous_attempt),
         memory=memory,
@@ -338,6 +339,14 @@ def _warm_up(ready: _Ready, scenario: Scenario) -> WarmUpStats:
         min_latency_ns=min(latencies),
         samples_per_second=1e9 / median,
     )
+
+
+def _concurrency(sut: GenerativeSUT, scenario: Scenario) -> Concurrency | None:
+    """Server's continuous batch over the run (None for any other scheduler)."""
+    generation = scenario.generation
+    if sut.batching is None or generation is None:
+        return None
+    return sut.batching.record(generation.max_active)
 
 
 def _span_s(sut: GenerativeSUT) -> float | None:

@@ -23,6 +23,7 @@ from typing import Generic, Protocol, TypeVar
 import numpy as np
 
 from harness.datasets.prompts import Prompts
+from harness.records.generation import Concurrency
 
 
 class Query(Protocol):
@@ -109,6 +110,28 @@ class BatchLog:
     def joined_running(self) -> int:
         """Queries admitted while other rows were mid-generation."""
         return sum(1 for rows in self.admitted_into if rows > 0)
+
+    def record(self, max_active: int) -> Concurrency | None:
+        """The concurrency distribution; None when no decode step ran."""
+        if not self.step_rows:
+            return None
+        ordered = np.sort(np.asarray(self.step_rows, dtype=np.int64))
+
+        def rank(q: float) -> int:  # nearest rank
+            return int(ordered[max(int(np.ceil(q * len(ordered))) - 1, 0)])
+
+        return Concurrency(
+            scheduler="continuous",
+            steps=len(ordered),
+            histogram=tuple(self.histogram(max_active)),
+            mean=round(float(ordered.mean()), 3),
+            p50=rank(0.5),
+            p90=rank(0.9),
+            p99=rank(0.99),
+            max=int(ordered[-1]),
+            admitted=len(self.admitted_into),
+            joined_running=self.joined_running,
+        )
 
 
 def serve(

@@ -32,6 +32,28 @@ class OutputTokens:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Concurrency:
+    """Server's continuous batch over the measured run: how many rows each decode step ran.
+
+    ``histogram[b]`` counts the decode steps that ran b rows (b = 0 .. max_active); the
+    percentiles are over steps (nearest rank). ``admitted``: queries that joined the batch;
+    ``joined_running``: those admitted while other rows were mid-generation (iteration-level
+    admission; a batch-at-a-time server has none).
+    """
+
+    scheduler: str
+    steps: int
+    histogram: tuple[int, ...]
+    mean: float
+    p50: int
+    p90: int
+    p99: int
+    max: int
+    admitted: int
+    joined_running: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GenerationRecord:
     """A generative model's run: LoadGen's token figures and the harness's checks of them.
 
@@ -43,7 +65,8 @@ class GenerationRecord:
     ``output_tokens`` what the SUT generated. ``ttft_limit_ns`` / ``tpot_limit_ns`` are
     Server's p99 limits and ``limits_source`` where they came from (mlperf.conf or the
     scenario, which then says they are not MLPerf's). ``token_problems``: the token checks'
-    findings (harness.analysis.tokens); any one makes the run INVALID.
+    findings (harness.analysis.tokens); any one makes the run INVALID. ``concurrency``:
+    Server's continuous batch, rows per decode step (None: another scenario or scheduler).
     """
 
     engine: str
@@ -58,3 +81,4 @@ class GenerationRecord:
     tpot_limit_ns: int | None
     limits_source: str | None
     token_problems: tuple[str, ...]
+    concurrency: Concurrency | None = None

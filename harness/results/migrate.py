@@ -27,6 +27,9 @@ History:
    10. ``accuracy.tokens``: a generative model's greedy tokens against FP32's (agreement,
        first divergent positions, ROUGE-L); null for every other model and every older result;
        ``precision`` may be ``int4`` and ``accuracy.against_fp32.kind`` ``tokens``.
+   11. (another branch's step; this one only lifts the number until the lead merges them)
+   12. ``generation.concurrency``: Server's continuous batch, rows per decode step and the
+       queries that joined a running batch; null for every older result (none batched so).
 """
 
 from __future__ import annotations
@@ -175,6 +178,23 @@ def migrate_9_to_10(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def migrate_10_to_11(data: Mapping[str, Json]) -> Data:
+    """Schema 10 -> 11: another branch's step (the lead replaces this at merge)."""
+    out = copy.deepcopy(dict(data))
+    out["schema_version"] = 11
+    return out
+
+
+def migrate_11_to_12(data: Mapping[str, Json]) -> Data:
+    """Schema 11 -> 12: no older result batched Server continuously: concurrency is null."""
+    out = copy.deepcopy(dict(data))
+    generation = out.get("generation")
+    if isinstance(generation, dict):
+        generation.setdefault("concurrency", None)
+    out["schema_version"] = 12
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -187,6 +207,8 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     7: migrate_7_to_8,
     8: migrate_8_to_9,
     9: migrate_9_to_10,
+    10: migrate_10_to_11,
+    11: migrate_11_to_12,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 
