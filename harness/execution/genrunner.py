@@ -23,6 +23,7 @@ from harness.config import Scenario
 from harness.datasets.prompt_file import file_prompts
 from harness.datasets.prompts import Prompts, synthetic_prompts, text_prompts
 from harness.errors import ConfigError, RunError
+from harness.execution.genexact import check_served
 from harness.execution.genrecording import GenMeasured, build_generative_result
 from harness.fingerprint.survey import Survey, survey
 from harness.handoff import PeakSearch
@@ -33,7 +34,13 @@ from harness.models.llm.store import GENERATIVE
 from harness.models.llm.variants import GenerativeVariant, generative_variant
 from harness.records.generation import TOKEN_TIMES_FORMAT, Concurrency
 from harness.records.job import Job
-from harness.records.layout import ACCURACY_DIR, DETAIL_LOG, GENAI_CONFIG, TOKEN_TIMES_FILE
+from harness.records.layout import (
+    ACCURACY_DIR,
+    ACCURACY_LOG,
+    DETAIL_LOG,
+    GENAI_CONFIG,
+    TOKEN_TIMES_FILE,
+)
 from harness.records.loadgen_log import found_peak_qps, search_steps
 from harness.records.request import Expectation
 from harness.records.result import RunResult
@@ -88,11 +95,18 @@ def run_generative_accuracy(job: Job, *, phases: Phases) -> None:
     )
     _timed(job, ready, plan, None, None)
     scenario = job.request.scenario
+    generation = scenario.generation
+    assert generation is not None  # a generative job
+    if scenario.scenario == "Server":  # its scheduler batches: tokens must be a lone run's
+        check_served(
+            job.run_dir / ACCURACY_LOG,
+            lone=lambda i: greedy(ready.model, ready.prompts, i, generation.hold_eos),
+            count=ACCURACY_PROMPTS,
+            all_indices=ready.prompts.count,
+        )
     if scenario.model.precision == "fp32":
         accuracy = generative_accuracy(None)
     else:
-        generation = scenario.generation
-        assert generation is not None  # a generative job
         count = min(ACCURACY_PROMPTS, ready.prompts.count)
         reference = GenaiModel(ready.variant.reference)
         outputs = [greedy(ready.model, ready.prompts, i, generation.hold_eos) for i in range(count)]

@@ -21,6 +21,7 @@ from onnx import numpy_helper
 from harness.analysis.genaccuracy import REFERENCE_ITSELF, generative_accuracy, token_agreement
 from harness.cli import main
 from harness.models.llm.variants import generative_variant
+from harness.results.runfile import SCHEMA_VERSION
 from harness.runtime.genai import GenaiModel
 from tests.conftest import write_scenario
 
@@ -117,7 +118,7 @@ def _run(tmp: Path, precision: str) -> dict[str, Any]:
 @pytest.mark.parametrize("precision", ["fp32", "fp16", "int4"])
 def test_harness_run_scores_generation_against_fp32(tmp_path: Path, precision: str) -> None:
     result = _run(tmp_path, precision)
-    assert result["schema_version"] == 10
+    assert result["schema_version"] == SCHEMA_VERSION
     assert result["model"]["precision"] == precision
     assert result["precision"]["precision"] == precision
     accuracy = result["accuracy"]
