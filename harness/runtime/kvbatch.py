@@ -82,9 +82,12 @@ class ContinuousBatch:
         self.directory = directory
         self._spec = _decoder(directory)
         providers = ["CUDAExecutionProvider"] if self._spec.cuda else []
+        options = ort.SessionOptions()
+        # no spinning between steps: the waiting threads would starve LoadGen's issue thread
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self._session = ort.InferenceSession(
-                str(self._spec.path), providers=[*providers, "CPUExecutionProvider"]
+                str(self._spec.path), options, providers=[*providers, "CPUExecutionProvider"]
             )
         except Exception as exc:  # onnxruntime raises its own exception types
             raise RunError(f"{self._spec.path}: onnxruntime could not load it: {exc}") from exc

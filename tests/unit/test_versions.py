@@ -64,7 +64,7 @@ def test_version_shows_the_harness_and_every_format(capsys: pytest.CaptureFixtur
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"beyond-tops {cli.__version__}"
     assert lines[1:] == format_lines()
-    assert "result.json: schema 10 (reads 2-10; harness.results.runfile)" in lines
+    assert "result.json: schema 12 (reads 2-12; harness.results.runfile)" in lines
     assert "retry.json, peak.json: schema 1 (reads 0-1; harness.handoff)" in lines
 
 
