@@ -86,7 +86,7 @@ def capacity(tmp: Path, model: str, batching: str, args: argparse.Namespace) -> 
     path.write_text(text)
     out = tmp / f"runs-{batching}"
     harness_main(["run", str(path), "--out", str(out)])
-    runs = [p.parent for p in out.rglob(RESULT_FILE) if p.parent.parent.parent == out]
+    runs = [p.parent for p in out.rglob(RESULT_FILE) if p.parent.parent == out]
     found = capacity_of(runs[0]) if runs else None
     if found is None:
         return None

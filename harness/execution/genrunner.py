@@ -219,7 +219,8 @@ def run_generative_peak_search(
         progress.write(
             f"  generative peak search (LoadGen FindPeakPerformance), {start:g} QPS up\n"
         )
-    _timed(job, ready, plan, None, progress)  # LoadGen loads per step: no telemetry window
+    sut, _ = _timed(job, ready, plan, None, progress)  # LoadGen loads per step: no telemetry
+    _write_token_times(job.run_dir, sut)  # every rate's stamps: goodput per search step
     detail = job.run_dir / DETAIL_LOG
     found = found_peak_qps(detail)
     if found is None and progress is not None:
