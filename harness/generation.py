@@ -67,9 +67,9 @@ class GenerationConfig:
         interactive: Server under MLPerf's ``<model>-interactive`` config name (its tighter
             limits in mlperf.conf).
         max_active: Sequences generated at once. Offline: queries of like budgets run as one
-            genai batch (harness.runtime.genai.Batch); Server: interleaved a token each in
-            turn (new ones join at token boundaries); 1 answers queries one after another.
-        server_batching: Server's scheduler with ``max_active`` > 1: "continuous" runs the
+            genai batch (harness.runtime.genai.Batch); Server: rows of one continuous batch
+            (server_batching); 1 answers queries one after another.
+        server_batching: Server's scheduler: "continuous" runs the
             active queries as one batch, new ones joining between decode steps
             (harness.runtime.kvbatch; token-exact with lone generation); "interleave" steps
             one genai sequence per query in turn (no batching gain: the baseline).
