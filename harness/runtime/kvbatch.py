@@ -2,9 +2,10 @@
 
 onnxruntime-genai 0.18 fixes a Generator's batch when it starts, and its Engine (which adds and
 drops sequences) runs the plain-op decoders harness.models.llm writes but does not give a lone
-run's tokens there (README: Generative models); these decoders have a concatenated KV cache. So this runs that decoder itself, in onnxruntime: one step
-feeds every active row its last token at its own position, with an attention mask that hides
-the cache columns the row does not own. A new row is prefilled alone (batch 1, exactly as a
+run's tokens there (README: Generative models); these decoders have a concatenated KV cache.
+So this runs that decoder itself, in onnxruntime: one step feeds every active row its last
+token at its own position, with an attention mask that hides the cache columns the row does
+not own. A new row is prefilled alone (batch 1, exactly as a
 lone generation) and its cache copied into the batch; a finished row's cache is dropped; the
 cache is repacked (each row's columns to the left) when holes would grow it past ``SLACK``.
 
