@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 PromptSource = Literal["synthetic", "text", "file"]
+# Server's scheduler: rows join a running batch between steps (harness.loadgen.genbatcher),
+# or the older one genai sequence per query, stepped a token each in turn
+ServerBatching = Literal["continuous", "interleave"]
 MAX_TOKENS = 1 << 17  # a prompt or an output: past every context length the zoo builds
 MAX_ACTIVE = 256
 
@@ -64,8 +67,12 @@ class GenerationConfig:
         interactive: Server under MLPerf's ``<model>-interactive`` config name (its tighter
             limits in mlperf.conf).
         max_active: Sequences generated at once. Offline: queries of like budgets run as one
-            genai batch (harness.runtime.genai.Batch); Server: interleaved a token each in
-            turn (new ones join at token boundaries); 1 answers queries one after another.
+            genai batch (harness.runtime.genai.Batch); Server: rows of one continuous batch
+            (server_batching); 1 answers queries one after another.
+        server_batching: Server's scheduler: "continuous" runs the
+            active queries as one batch, new ones joining between decode steps
+            (harness.runtime.kvbatch; token-exact with lone generation); "interleave" steps
+            one genai sequence per query in turn (no batching gain: the baseline).
     """
 
     prompts: PromptSource = "synthetic"
@@ -76,6 +83,7 @@ class GenerationConfig:
     interactive: bool = False
     max_active: int = 1
     path: str | None = None
+    server_batching: ServerBatching = "continuous"
 
     def __post_init__(self) -> None:
         if (self.prompts == "file") != (self.path is not None):

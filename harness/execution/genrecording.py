@@ -33,9 +33,10 @@ from harness.models.llm.graph import OPSET
 from harness.models.precision import ConvertedModel
 from harness.models.recipes import isa_for_precision
 from harness.models.validate import file_sha256
+from harness.packages import required_version
 from harness.records.accuracy import Accuracy
 from harness.records.codec import from_data
-from harness.records.generation import GenerationRecord, TokenPercentiles
+from harness.records.generation import Concurrency, GenerationRecord, TokenPercentiles
 from harness.records.layout import DETAIL_LOG
 from harness.records.loadgen_conf import conf_value
 from harness.records.loadgen_log import (
@@ -87,6 +88,7 @@ class GenMeasured:
     accuracy: Accuracy  # the accuracy job's tokens against FP32's
     rerun_of: str | None = None
     memory: MemoryFootprint | None = None  # the worker's footprint over the window
+    concurrency: Concurrency | None = None  # Server's continuous batch, rows per step
 
 
 def build_generative_result(request: RunRequest, run_dir: Path, measured: GenMeasured) -> RunResult:
@@ -197,7 +199,10 @@ def generation_record(spec: Requested, log: DetailLog, measured: GenMeasured) ->
         ttft, tpot = _percentiles(figures.ttft_ns), _percentiles(figures.tpot_ns)
     limits = server_limits(scenario, measured.plan) if scenario.scenario == "Server" else None
     return GenerationRecord(
-        engine=f"onnxruntime-genai {genai_version()}",
+        engine=f"onnxruntime-genai {genai_version()}"
+        if measured.concurrency is None
+        else f"onnxruntime {required_version('onnxruntime')} continuous batch "
+        f"(onnxruntime-genai {genai_version()} tokenizer)",
         prompts=measured.prompts,
         max_active=generation.max_active,
         tokens_per_second=rate,
@@ -211,6 +216,7 @@ def generation_record(spec: Requested, log: DetailLog, measured: GenMeasured) ->
         token_problems=problems,
         ttft_early_stopping=token_early_stopping(log, "ttft"),
         tpot_early_stopping=token_early_stopping(log, "tpot"),
+        concurrency=measured.concurrency,
     )
 
 

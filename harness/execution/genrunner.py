@@ -23,6 +23,7 @@ from harness.config import Scenario
 from harness.datasets.prompt_file import file_prompts
 from harness.datasets.prompts import Prompts, synthetic_prompts, text_prompts
 from harness.errors import ConfigError, RunError
+from harness.execution.genexact import check_served
 from harness.execution.genrecording import GenMeasured, build_generative_result
 from harness.execution.scoring import accuracy_plan, score_tokens
 from harness.fingerprint.survey import Survey, survey
@@ -32,13 +33,20 @@ from harness.loadgen.plan import retry_expectation, write_test_confs
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
 from harness.models.llm.store import GENERATIVE, check_buildable
 from harness.models.llm.variants import GenerativeVariant, generative_variant
-from harness.records.generation import TOKEN_TIMES_FORMAT
+from harness.records.generation import TOKEN_TIMES_FORMAT, Concurrency
 from harness.records.job import Job
-from harness.records.layout import ACCURACY_DIR, DETAIL_LOG, GENAI_CONFIG, TOKEN_TIMES_FILE
+from harness.records.layout import (
+    ACCURACY_DIR,
+    ACCURACY_LOG,
+    DETAIL_LOG,
+    GENAI_CONFIG,
+    TOKEN_TIMES_FILE,
+)
 from harness.records.loadgen_log import found_peak_qps, search_steps
 from harness.records.request import Expectation
 from harness.records.result import RunResult
 from harness.runtime.genai import GENAI_PROVIDERS, GenaiModel
+from harness.runtime.kvbatch import ContinuousBatch
 from harness.runtime.warmup import WarmUpStats
 from harness.stopping import Phases
 from harness.telemetry import gpu_inventory
@@ -81,11 +89,18 @@ def run_generative_accuracy(job: Job, *, phases: Phases) -> None:
     plan = accuracy_plan(job, total_samples=ready.prompts.count, phases=phases)
     _timed(job, ready, plan, None, None)
     scenario = job.request.scenario
+    generation = scenario.generation
+    assert generation is not None  # a generative job
+    if scenario.scenario == "Server":  # its scheduler batches: tokens must be a lone run's
+        check_served(
+            job.run_dir / ACCURACY_LOG,
+            lone=lambda i: greedy(ready.model, ready.prompts, i, generation.hold_eos),
+            count=ACCURACY_PROMPTS,
+            all_indices=ready.prompts.count,
+        )
     if scenario.model.precision == "fp32":
         accuracy = generative_accuracy(None)
     else:
-        generation = scenario.generation
-        assert generation is not None  # a generative job
         reference = GenaiModel(ready.variant.reference, provider=ready.model.provider)
         count = min(ACCURACY_PROMPTS, ready.prompts.count)
         tokens = score_tokens(
@@ -155,6 +170,7 @@ def run_generative(
         prompts=ready.prompts.description,
         token_counts=tuple(sut.tokens.tokens),
         span_s=_span_s(sut),
+        concurrency=_concurrency(sut, scenario),
         files=files,
         rerun_of=None if job.previous_attempt is None else str(job.previous_attempt),
         memory=memory,
@@ -200,7 +216,8 @@ def run_generative_peak_search(
         progress.write(
             f"  generative peak search (LoadGen FindPeakPerformance), {start:g} QPS up\n"
         )
-    _timed(job, ready, plan, None, progress)  # LoadGen loads per step: no telemetry window
+    sut, _ = _timed(job, ready, plan, None, progress)  # LoadGen loads per step: no telemetry
+    _write_token_times(job.run_dir, sut)  # every rate's stamps: goodput per search step
     detail = job.run_dir / DETAIL_LOG
     found = found_peak_qps(detail)
     if found is None and progress is not None:
@@ -229,6 +246,7 @@ def _timed(
         scenario=job.request.scenario.scenario,
         hold_eos=generation.hold_eos,
         max_active=generation.max_active,
+        batch=_row_batch(job, ready),
     )
     window = run_timed_test(plan, load_settings(plan), sut, store, progress=progress)
     if isinstance(sut.error, KeyboardInterrupt):
@@ -238,6 +256,15 @@ def _timed(
     if store.hook_errors:
         raise RunError(f"{job.run_dir}: telemetry failed: {store.hook_errors[0]}")
     return sut, window
+
+
+def _row_batch(job: Job, ready: _Ready) -> ContinuousBatch | None:
+    """Server's continuous batch over the model's decoder, unless the scenario interleaves."""
+    generation = job.request.scenario.generation
+    assert generation is not None  # a generative job
+    if job.request.scenario.scenario != "Server" or generation.server_batching != "continuous":
+        return None
+    return ContinuousBatch(ready.model.directory)
 
 
 def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
@@ -325,6 +352,14 @@ def _warm_up(ready: _Ready, scenario: Scenario) -> WarmUpStats:
         min_latency_ns=min(latencies),
         samples_per_second=1e9 / median,
     )
+
+
+def _concurrency(sut: GenerativeSUT, scenario: Scenario) -> Concurrency | None:
+    """Server's continuous batch over the run (None for any other scheduler)."""
+    generation = scenario.generation
+    if sut.batching is None or generation is None:
+        return None
+    return sut.batching.record(generation.max_active)
 
 
 def _span_s(sut: GenerativeSUT) -> float | None:

@@ -7,9 +7,11 @@ carrying its token count: LoadGen derives TTFT and TPOT = (latency - TTFT) / (n 
 
 SingleStream generates inline in LoadGen's issue thread. Offline and Server hand queries to
 one worker thread. Offline generates up to ``max_active`` queries of like budgets as one genai
-batch (harness.runtime.genai.Batch), each answered at its own end. Server keeps up to
-``max_active`` sequences going and steps each by a token in turn: a new query joins at a token
-boundary (the harness's own scheduler, not genai's Engine, which needs a PagedAttention model).
+batch (harness.runtime.genai.Batch), each answered at its own end. Server, given a row batch
+(harness.runtime.kvbatch), batches continuously: new queries join the running batch at the next
+step boundary (harness.loadgen.genbatcher; genai's Engine needs a PagedAttention model);
+without one it keeps up to ``max_active`` genai sequences going and steps each by a token in
+turn.
 The SUT records, per query, what it generated and when
 (``TokenTimes``), apart from what it reports, so the result can check LoadGen's figures.
 """
@@ -28,6 +30,7 @@ import numpy as np
 
 from harness.config import ScenarioName
 from harness.datasets.prompts import Prompts
+from harness.loadgen.genbatcher import BatchLog, Hooks, RowBatch, serve
 
 
 class Stepper(Protocol):
@@ -138,19 +141,24 @@ class GenerativeSUT:
         hold_eos: bool,
         max_active: int = 1,
         clock: Callable[[], int] = time.monotonic_ns,
+        batch: RowBatch | None = None,
     ) -> None:
         self._generator, self._store, self._scenario = generator, store, scenario
+        self._batch = batch  # Server: continuous batching (harness.loadgen.genbatcher)
         self._hold_eos, self._max_active, self._clock = hold_eos, max_active, clock
         self._queue: queue.SimpleQueue[_Active | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self.completed = 0
         self.error: BaseException | None = None
         self.tokens = TokenTimes()
+        self.batching: BatchLog | None = None  # Server's continuous batch, once started
 
     def start(self) -> None:
         """Starts the worker thread (Offline and Server)."""
         if self._scenario != "SingleStream":
             work = self._work_batches if self._scenario == "Offline" else self._work
+            if self._scenario == "Server" and self._batch is not None:
+                self.batching = BatchLog()
             self._thread = threading.Thread(target=work, name="generate", daemon=True)
             self._thread.start()
 
@@ -188,6 +196,28 @@ class GenerativeSUT:
             self._fail(exc, [query])
 
     def _work(self) -> None:
+        if self._batch is not None and self.batching is not None:
+            serve(
+                self._batch,
+                self._queue,
+                prompts=self._store.prompts,
+                hold_eos=self._hold_eos,
+                max_active=self._max_active,
+                clock=self._clock,
+                hooks=Hooks(
+                    first_token=self._first_token,
+                    report=self._report,
+                    complete_empty=self._complete_empty,
+                    fail=self._fail,
+                    stopped=lambda: self.error is not None,
+                    start_lone=lambda prompt, most, least: self._generator.start(
+                        prompt, max_new_tokens=most, min_new_tokens=least
+                    ),
+                    batchable=self._generator.batchable,
+                ),
+                log=self.batching,
+            )
+            return
         active: list[_Active] = []
         while True:
             while len(active) < self._max_active:

@@ -45,15 +45,31 @@ class RateTried:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SearchStep:
+    """One rate LoadGen's FindPeakPerformance tried, with goodput from the SUT's stamps.
+
+    ``rate_qps``: the queries LoadGen generated over their scheduled span; the stamps of the
+    search's one LoadGen test are split into its runs by those counts, in issue order.
+    """
+
+    rate_qps: float
+    queries: int
+    goodput: Goodput | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Capacity:
     """What the search found: the highest confirmed VALID rate, or none (``peak`` is None).
 
     ``search_qps`` is the rate LoadGen's FindPeakPerformance settled on, ``search_steps`` the
     rates it logged; ``tried`` every confirming run in order, the final one last. Only a run
-    LoadGen called VALID is ever the peak.
+    LoadGen called VALID is ever the peak. ``searched``: goodput at each rate the search ran
+    (empty where the search left no stamps, as before it wrote token_times.npz, or where the
+    stamps do not split into its runs).
     """
 
     search_qps: float | None
     search_steps: tuple[str, ...]
     tried: tuple[RateTried, ...]
     peak: RateTried | None
+    searched: tuple[SearchStep, ...] = ()

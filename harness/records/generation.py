@@ -47,6 +47,28 @@ class OutputTokens:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Concurrency:
+    """Server's continuous batch over the measured run: how many rows each decode step ran.
+
+    ``histogram[b]`` counts the decode steps that ran b rows (b = 0 .. max_active); the
+    percentiles are over steps (nearest rank). ``admitted``: queries that joined the batch;
+    ``joined_running``: those admitted while other rows were mid-generation (iteration-level
+    admission; a batch-at-a-time server has none).
+    """
+
+    scheduler: str
+    steps: int
+    histogram: tuple[int, ...]
+    mean: float
+    p50: int
+    p90: int
+    p99: int
+    max: int
+    admitted: int
+    joined_running: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GenerationRecord:
     """A generative model's run: LoadGen's token figures and the harness's checks of them.
 
@@ -61,6 +83,8 @@ class GenerationRecord:
     findings (harness.analysis.tokens); any one makes the run INVALID.
     ``ttft_early_stopping`` / ``tpot_early_stopping``: LoadGen's early-stopping result for
     each (None where it wrote none: Offline, and results before schema 12).
+    ``concurrency``: Server's continuous batch, rows per decode step (None: another
+    scenario or scheduler).
     """
 
     engine: str
@@ -77,3 +101,4 @@ class GenerationRecord:
     token_problems: tuple[str, ...]
     ttft_early_stopping: TokenEarlyStopping | None = None
     tpot_early_stopping: TokenEarlyStopping | None = None
+    concurrency: Concurrency | None = None

@@ -219,6 +219,23 @@ def search_steps(path: Path) -> list[str]:
     return steps
 
 
+def generated_queries(path: Path) -> list[tuple[int, int]]:
+    """Per run LoadGen made in this log, in order: (queries generated, their scheduled span ns).
+
+    FindPeakPerformance logs one pair per rate it tries (the base check first); a plain run
+    logs one. The span over the count is the rate the run scheduled.
+    """
+    counts: list[int] = []
+    spans: list[int] = []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if '"generated_query_count"' in line or '"generated_query_duration"' in line:
+                entry = json.loads(line[len(_PREFIX) :])
+                target = counts if entry["key"] == "generated_query_count" else spans
+                target.append(int(entry["value"]))
+    return list(zip(counts, spans, strict=False))
+
+
 @dataclass(frozen=True, kw_only=True)
 class TokenFigures:
     """LoadGen's token figures (use_token_latencies): tokens/s, TTFT and TPOT percentiles (ns).

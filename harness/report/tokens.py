@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.analysis.values import value_of
-from harness.records.generation import TokenEarlyStopping, TokenPercentiles
+from harness.records.generation import Concurrency, TokenEarlyStopping, TokenPercentiles
 from harness.records.group import Group
 from harness.records.metrics import GENERATIVE
 from harness.records.result import RunResult
@@ -52,7 +52,21 @@ def token_rows(result: RunResult) -> list[tuple[str, str]]:
             f"output {out.mean:,.1f} tokens/query ({out.min}-{out.max}, {out.queries} queries)"
         )
     prompts = f"{gen.prompts}; {gen.engine}, {gen.max_active} sequence(s) at once"
-    return [("tokens", "; ".join(parts)), ("prompts", prompts)]
+    rows = [("tokens", "; ".join(parts)), ("prompts", prompts)]
+    if gen.concurrency is not None:
+        rows.append(("batch", concurrency_text(gen.concurrency)))
+    return rows
+
+
+def concurrency_text(batch: Concurrency) -> str:
+    """Server's continuous batch: rows per decode step, and the queries that joined mid-run."""
+    shown = ", ".join(f"{rows}:{count}" for rows, count in enumerate(batch.histogram) if count)
+    return (
+        f"{batch.scheduler}: rows per decode step mean {batch.mean:.2f}, p50 {batch.p50}, "
+        f"p90 {batch.p90}, p99 {batch.p99}, max {batch.max} over {batch.steps} steps "
+        f"(rows:steps {shown}); {batch.joined_running} of {batch.admitted} queries joined "
+        "a running batch"
+    )
 
 
 def token_blocks(group: Group) -> list[Block]:

@@ -12,16 +12,18 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.analysis.goodput import goodput
+from harness.analysis.goodput import goodput, goodput_by_run
 from harness.errors import ResultError
 from harness.handoff import read_peak
-from harness.records.capacity import Capacity, Goodput, RateTried
+from harness.records.capacity import Capacity, Goodput, RateTried, SearchStep
 from harness.records.layout import (
     CONFIRM_PREFIX,
+    DETAIL_LOG,
     PEAK_SEARCH_DIR,
     RESULT_FILE,
     TOKEN_TIMES_FILE,
 )
+from harness.records.loadgen_log import generated_queries
 from harness.records.result import RunResult
 from harness.results.runfile import load_result
 
@@ -44,11 +46,40 @@ def capacity_of(run_dir: Path) -> Capacity | None:
         return None  # not a generative run
     runs = tuple(t for t in tried if t is not None)
     valid = [t for t in runs if t.valid]
+    generation = load_result(run_dir / RESULT_FILE).generation
+    limits = None if generation is None else (generation.ttft_limit_ns, generation.tpot_limit_ns)
     return Capacity(
         search_qps=search.found_qps or None,
         search_steps=tuple(search.steps),
         tried=runs,
         peak=max(valid, key=lambda t: t.target_qps) if valid else None,
+        searched=_searched(run_dir / PEAK_SEARCH_DIR, limits),
+    )
+
+
+def _searched(
+    directory: Path, limits: tuple[int | None, int | None] | None
+) -> tuple[SearchStep, ...]:
+    """Goodput at each rate FindPeakPerformance ran, from the search's own stamps."""
+    if limits is None or limits[0] is None or limits[1] is None:
+        return ()
+    arrays = _stamps(directory / TOKEN_TIMES_FILE)
+    detail = directory / DETAIL_LOG
+    if arrays is None or not detail.is_file():
+        return ()
+    runs = generated_queries(detail)
+    try:
+        split = goodput_by_run(
+            arrays, [n for n, _ in runs], ttft_limit_ns=limits[0], tpot_limit_ns=limits[1]
+        )
+    except (ValueError, IndexError) as exc:
+        path = directory / TOKEN_TIMES_FILE
+        raise ResultError(f"{path}: not a token_times file ({exc})") from None
+    if split is None:
+        return ()
+    return tuple(
+        SearchStep(rate_qps=round(n / (span / 1e9), 3) if span else 0.0, queries=n, goodput=g)
+        for (n, span), g in zip(runs, split, strict=True)
     )
 
 
@@ -87,8 +118,8 @@ def _energy(result: RunResult) -> tuple[dict[str, float], dict[str, float], str 
     return per_token, per_joule, None if per_token else telemetry.tokens.not_measured
 
 
-def _goodput(directory: Path, ttft_limit_ns: int, tpot_limit_ns: int) -> Goodput | None:
-    path = directory / TOKEN_TIMES_FILE
+def _stamps(path: Path) -> dict[str, np.ndarray] | None:
+    """token_times.npz's arrays; None where the run wrote none."""
     if not path.is_file():
         return None
     if path.stat().st_size > MAX_TOKEN_TIMES_BYTES:
@@ -96,6 +127,19 @@ def _goodput(directory: Path, ttft_limit_ns: int, tpot_limit_ns: int) -> Goodput
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {key: np.asarray(data[key]) for key in data.files if key != "format"}
+    except (OSError, ValueError) as exc:
+        raise ResultError(f"{path}: not a token_times file ({exc})") from None
+    missing = [k for k in ("issue_ns", "first_ns", "end_ns", "tokens") if k not in arrays]
+    if missing:
+        raise ResultError(f"{path}: not a token_times file (no {', '.join(missing)})")
+    return arrays
+
+
+def _goodput(directory: Path, ttft_limit_ns: int, tpot_limit_ns: int) -> Goodput | None:
+    arrays = _stamps(directory / TOKEN_TIMES_FILE)
+    if arrays is None:
+        return None
+    try:
         return goodput(
             issue_ns=arrays["issue_ns"],
             first_ns=arrays["first_ns"],
@@ -105,13 +149,18 @@ def _goodput(directory: Path, ttft_limit_ns: int, tpot_limit_ns: int) -> Goodput
             ttft_limit_ns=ttft_limit_ns,
             tpot_limit_ns=tpot_limit_ns,
         )
-    except (OSError, ValueError, KeyError) as exc:
+    except (ValueError, IndexError) as exc:
+        path = directory / TOKEN_TIMES_FILE
         raise ResultError(f"{path}: not a token_times file ({exc})") from None
 
 
 def capacity_lines(capacity: Capacity) -> list[str]:
     """What the search found, for people: every rate tried, then the peak or why there is none."""
     lines = [f"  capacity: LoadGen's search settled on {capacity.search_qps or 0:g} QPS"]
+    for n, step in enumerate(capacity.searched):
+        good = step.goodput
+        text = "n/a" if good is None else f"{good.goodput_qps:.2f} QPS ({good.good}/{good.queries})"
+        lines.append(f"    search run {n}: {step.rate_qps:g} QPS scheduled, goodput {text}")
     for run in capacity.tried:
         good = run.goodput
         goodput_text = (

@@ -34,6 +34,8 @@ History:
    12. ``generation.ttft_early_stopping`` / ``tpot_early_stopping``: LoadGen's early-stopping
        result for each token latency (``text``; ``p90_ns`` / ``p99_ns``: the estimates it
        states, SingleStream only); null in every older result.
+   13. ``generation.concurrency``: Server's continuous batch, rows per decode step and the
+       queries that joined a running batch; null for every older result (none batched so).
 """
 
 from __future__ import annotations
@@ -208,6 +210,16 @@ def migrate_11_to_12(data: Mapping[str, Json]) -> Data:
     return out
 
 
+def migrate_12_to_13(data: Mapping[str, Json]) -> Data:
+    """Schema 12 -> 13: no older result batched Server continuously: concurrency is null."""
+    out = copy.deepcopy(dict(data))
+    generation = out.get("generation")
+    if isinstance(generation, dict):
+        generation.setdefault("concurrency", None)
+    out["schema_version"] = 13
+    return out
+
+
 ATTAINABLE_KEYS = ("attainable_tflops", "attainable_method", "fraction_of_attainable")
 
 # version -> the step that lifts it by one
@@ -222,6 +234,7 @@ MIGRATIONS: dict[int, Callable[[Mapping[str, Json]], Data]] = {
     9: migrate_9_to_10,
     10: migrate_10_to_11,
     11: migrate_11_to_12,
+    12: migrate_12_to_13,
 }
 OLDEST_READABLE = min(MIGRATIONS)
 

@@ -17,7 +17,7 @@ from harness.results.migrate import OLDEST_READABLE, upgrade
 from harness.results.schema import schema_problem
 from harness.strictjson import Format, Json, JsonObject, check_versioned, read_json
 
-SCHEMA_VERSION = 12  # history: harness.results.migrate
+SCHEMA_VERSION = 13  # history: harness.results.migrate
 RESULT = Format(
     what="a beyond-tops result",
     newest=SCHEMA_VERSION,

@@ -14,6 +14,9 @@ token (LoadGen then logs TTFT and TPOT as 0). LoadGen calls both VALID; the toke
 (harness.analysis.tokens) are what catch them. `BT_CHEAT=accuracy-tokens` is a generative SUT
 that, in the AccuracyOnly pass only, returns other tokens than it generated (token 7, as many):
 a regeneration would score the model, not what the SUT answered; the accuracy job must fail it.
+`BT_CHEAT=truncate-row` / `drop-row` is a
+Server scheduler (harness.runtime.kvbatch's rows) that ends rows early: the accuracy job's
+check of served tokens against one-at-a-time generation (harness.execution.genexact) catches it.
 Nothing here is imported by the harness; without BT_CHEAT this file does nothing.
 """
 
@@ -189,11 +192,34 @@ def _install_accuracy_tokens_cheat() -> None:
     genrunner.run_generative_accuracy = run  # type: ignore[assignment]
 
 
+def _install_scheduler_cheat(kind: str) -> None:
+    """A continuous batch that ends every row a token early (``truncate-row``) or answers
+    every other admitted row as soon as it is prefilled (``drop-row``: one token)."""
+    import harness.runtime.kvbatch as kvbatch
+
+    row = kvbatch.Row
+    real_done = row.done.fget
+    admitted = {"n": 0}
+
+    def done(self: Any) -> bool:
+        if kind == "truncate-row":
+            return bool(len(self.tokens) >= max(self.budget - 1, 1) or self.ended_by_eos)
+        if not hasattr(self, "dropped"):  # first asked just after its prefill
+            admitted["n"] += 1
+            self.dropped = admitted["n"] % 2 == 0
+        return bool(getattr(self, "dropped", False) or real_done(self))
+
+    row.done = property(done)  # type: ignore[method-assign,assignment]
+
+
 TOKEN_CHEATS = ("token-count", "no-first-token")
+SCHEDULER_CHEATS = ("truncate-row", "drop-row")
 
 if CHEAT == "accuracy-tokens":
     _install_accuracy_tokens_cheat()
 elif CHEAT in TOKEN_CHEATS:
     _install_token_cheat(CHEAT)
+elif CHEAT in SCHEDULER_CHEATS:
+    _install_scheduler_cheat(CHEAT)
 elif CHEAT:
     _install(CHEAT)

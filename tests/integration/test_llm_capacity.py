@@ -92,6 +92,15 @@ def test_search_ends_in_a_confirmed_valid_peak_with_goodput(searched: Path) -> N
     else:  # a machine with RAPL: the peak's figure is its run's
         for name, mj in peak.energy_per_token_mj.items():
             assert telemetry.sources[name].energy_per_token_mj == mj
+    # goodput at every rate FindPeakPerformance ran: its stamps split by LoadGen's counts
+    with np.load(searched / PEAK_SEARCH_DIR / TOKEN_TIMES_FILE) as data:
+        stamped = len(data["issue_ns"])
+    assert len(capacity.searched) >= len(search.steps)
+    assert sum(step.queries for step in capacity.searched) == stamped
+    for n, step in enumerate(capacity.searched):
+        assert step.goodput is not None and step.goodput.queries == step.queries
+        assert step.rate_qps > 0
+        assert f"search run {n}: {step.rate_qps:g} QPS scheduled" in text
 
 
 def test_an_invalid_confirmation_is_never_the_peak(searched: Path, tmp_path: Path) -> None:
