@@ -29,7 +29,8 @@ from onnx import numpy_helper
 from harness.analysis.genaccuracy import token_agreement
 from harness.config import load_scenario
 from harness.datasets.prompts import Prompts, synthetic_prompts, text_prompts
-from harness.execution.genrunner import ACCURACY_PROMPTS, greedy
+from harness.execution.genexact import greedy
+from harness.execution.genrunner import ACCURACY_PROMPTS
 from harness.models.llm.store import generative_model_dir
 from harness.runtime.convert import to_int4
 from harness.runtime.genai import GenaiModel

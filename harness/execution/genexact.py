@@ -12,24 +12,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
-from harness.analysis.accuracy import read_accuracy_log
-from harness.errors import RunError
-
-MAX_ACCURACY_LOG_BYTES = 64 << 20  # llm-tiny's log is a few KiB; a larger one is not read
+from harness.analysis.genaccuracy import logged_tokens
+from harness.datasets.prompts import Prompts
+from harness.errors import ResultError, RunError
+from harness.runtime.genai import GenaiModel
 
 
 def served_tokens(path: Path) -> dict[int, list[int]]:
-    """Each sample's logged token ids (its first response), from LoadGen's accuracy log."""
-    if path.is_file() and path.stat().st_size > MAX_ACCURACY_LOG_BYTES:
-        raise RunError(f"{path}: larger than {MAX_ACCURACY_LOG_BYTES} bytes; not read")
-    served: dict[int, list[int]] = {}
-    for index, data in read_accuracy_log(path):
-        if len(data) % 4:
-            raise RunError(f"{path}: sample {index}'s response is not int32 token ids")
-        served.setdefault(index, [int(t) for t in np.frombuffer(data, dtype=np.int32)])
-    return served
+    """Each sample's logged token ids (its first response), read bounded and strictly."""
+    try:
+        return logged_tokens(path)
+    except ResultError as exc:
+        raise RunError(str(exc)) from None
+
+
+def greedy(model: GenaiModel, prompts: Prompts, index: int, hold_eos: bool) -> list[int]:
+    """The greedy tokens of prompt ``index`` within its budget, generated alone."""
+    budget = prompts.budgets[index]
+    sequence = model.start(
+        prompts.ids[index], max_new_tokens=budget, min_new_tokens=budget if hold_eos else 2
+    )
+    sequence.step()
+    while not sequence.done:
+        sequence.step()
+    return list(sequence.tokens)
 
 
 def check_served(

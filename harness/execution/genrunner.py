@@ -23,7 +23,7 @@ from harness.config import Scenario
 from harness.datasets.prompt_file import file_prompts
 from harness.datasets.prompts import Prompts, synthetic_prompts, text_prompts
 from harness.errors import ConfigError, RunError
-from harness.execution.genexact import check_served
+from harness.execution.genexact import check_served, greedy
 from harness.execution.genrecording import GenMeasured, build_generative_result
 from harness.execution.scoring import accuracy_plan, score_tokens
 from harness.fingerprint.survey import Survey, survey
@@ -109,18 +109,6 @@ def run_generative_accuracy(job: Job, *, phases: Phases) -> None:
         accuracy = generative_accuracy(tokens)
     phases.enter("write")
     write_accuracy_block(accuracy, job.run_dir)
-
-
-def greedy(model: GenaiModel, prompts: Prompts, index: int, hold_eos: bool) -> list[int]:
-    """The greedy tokens of prompt ``index`` within its budget, as the SUT would make them."""
-    budget = prompts.budgets[index]
-    sequence = model.start(
-        prompts.ids[index], max_new_tokens=budget, min_new_tokens=budget if hold_eos else 2
-    )
-    sequence.step()
-    while not sequence.done:
-        sequence.step()
-    return list(sequence.tokens)
 
 
 def run_generative(
