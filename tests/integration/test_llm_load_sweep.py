@@ -1,7 +1,8 @@
 """A generative load sweep and token plots, from real LoadGen runs of llm-tiny.
 
-`harness sweep --server-rates 100,800` on llm-tiny Server: 100 queries/s is well inside the
-model's capacity here (about 280 queries/s with 3 sequences at once), 800 is far past it, so its
+`harness sweep --server-rates 100,3000` on llm-tiny Server: 100 queries/s is well inside the
+model's capacity here (about 700 queries/s with 3 sequences in a continuous batch on a loaded
+2-core VM), 3000 is far past it, so its
 queue grows and its p99 TTFT crosses the 200 ms limit: the knee is 100. show and report print
 the sweep; the report of a rate's trials, and of an Offline run with a hostile --label, draws
 the token plots from the runs' token_times.npz.
@@ -45,7 +46,7 @@ HOSTILE = r"llm $\notacommand$ <b>"
 def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("llm-load")
     path = write_scenario(tmp / "server.yaml", SCENARIO.format(scenario="Server"))
-    argv = ["sweep", str(path), "--server-rates", "100,800", "--trials", "1"]
+    argv = ["sweep", str(path), "--server-rates", "100,3000", "--trials", "1"]
     printed = harness_printed([*argv, "--out", str(tmp / "runs")])
     return Path(printed.strip().splitlines()[-1])
 
@@ -53,7 +54,7 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_knee_is_the_last_rate_within_both_limits(swept: Path) -> None:
     sweep = read_load(swept / LOAD_FILE)
     assert (sweep.ttft_limit_ns, sweep.tpot_limit_ns) == LIMITS_NS
-    assert [p.target_qps for p in sweep.points] == [100.0, 800.0]
+    assert [p.target_qps for p in sweep.points] == [100.0, 3000.0]
     inside, past = sweep.points
     assert inside.valid and not past.valid and sweep.knee_qps == 100.0
     assert inside.tokens is not None and past.tokens is not None
