@@ -232,7 +232,8 @@ def bench(
             f"    benchmark_e2e's own figures: prompt {theirs.prompt_tokens} tokens "
             f"{theirs.prompt_ms_per_token:.4f} ms/token ({theirs.prompt_tokens_per_second:,.0f} "
             f"tps), token generation {theirs.token_generation_ms:.4f} ms "
-            f"({theirs.token_generation_tokens_per_second:,.1f} tps), first sampling "
+            f"({theirs.token_generation_tokens_per_second:,.1f} tps; median step "
+            f"{theirs.token_generation_p50_ms:.4f} ms), first sampling "
             f"{theirs.first_sampling_ms:.4f} ms, wall clock {theirs.wall_clock_s * 1e3:.2f} ms "
             f"({theirs.wall_clock_tokens_per_second:,.1f} tps counting the prompt)",
             flush=True,

@@ -55,6 +55,7 @@ def test_benchmark_e2e_counts_its_steps_and_tokens_as_the_script_does() -> None:
     assert e2e.token_generation_steps == 3 * 5  # each repetition: the first token, then 5 steps
     for value in (e2e.tokenization_ms, e2e.prompt_ms, e2e.first_sampling_ms, e2e.wall_clock_s):
         assert value > 0
+    assert e2e.token_generation_p50_ms > 0 and e2e.token_generation_ms > 0
     assert e2e.ttft_ms == pytest.approx(e2e.prompt_ms + e2e.first_sampling_ms)
     # the script's wall-clock throughput counts the prompt's tokens; the new tokens' does not
     ratio = e2e.wall_clock_tokens_per_second / e2e.generated_tokens_per_second
