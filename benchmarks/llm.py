@@ -68,6 +68,23 @@ class Figures:
     ttft_ms: float
     tpot_ms: float
     span_s: float = 0.0  # the harness's LoadGen window: first issue to last answer
+    # per query, one at a time: generation (start to answer), p50 and mean, and the mean gap
+    # from one answer to the next start (LoadGen's completion, the SUT's queue, the loop)
+    query_p50_ms: float = float("nan")
+    query_mean_ms: float = float("nan")
+    gap_mean_ms: float = float("nan")
+
+
+def _query_figures(start_ns: np.ndarray, end_ns: np.ndarray) -> dict[str, float]:
+    """Per query generation time (p50, mean) and the mean gap between queries, in ms."""
+    order = np.argsort(start_ns)
+    start, end = start_ns[order], end_ns[order]
+    gaps = start[1:] - end[:-1]
+    return {
+        "query_p50_ms": float(np.median(end - start)) / 1e6,
+        "query_mean_ms": float(np.mean(end - start)) / 1e6,
+        "gap_mean_ms": float(np.mean(gaps)) / 1e6 if len(gaps) else float("nan"),
+    }
 
 
 def scenario(
@@ -104,6 +121,7 @@ def harness_run(
         raise SystemExit(f"error: {run_dir}: the harness recorded no tokens/s")
     with np.load(run_dir / TOKEN_TIMES_FILE, allow_pickle=False) as times:
         span_s = float(times["end_ns"].max() - times["issue_ns"].min()) / 1e9
+        queries = _query_figures(times["start_ns"], times["end_ns"])
     ttft = result.ttft_ns.p50 if result.ttft_ns else None
     tpot = result.tpot_ns.p50 if result.tpot_ns else None
     return Figures(
@@ -111,6 +129,7 @@ def harness_run(
         ttft_ms=float("nan") if ttft is None else ttft / 1e6,
         tpot_ms=float("nan") if tpot is None else tpot / 1e6,
         span_s=span_s,
+        **queries,
     )
 
 
@@ -121,10 +140,12 @@ def plain_run(model: og.Model, prompts: Prompts, seconds: float) -> Figures:
     freed before (the harness frees it after answering its query, before the next issue).
     """
     made, ttfts, tpots = 0, list[float](), list[float]()
+    starts, ends = list[int](), list[int]()
     start = time.perf_counter()
     while time.perf_counter() - start < seconds or len(ttfts) < prompts.count:
         index = len(ttfts) % prompts.count
         ids, budget = prompts.ids[index], prompts.budgets[index]
+        starts.append(time.perf_counter_ns())
         t0 = time.perf_counter()
         params = og.GeneratorParams(model)
         total = len(ids) + budget
@@ -138,6 +159,7 @@ def plain_run(model: og.Model, prompts: Prompts, seconds: float) -> Figures:
             generator.generate_next_token()
             n += 1
         end = time.perf_counter()
+        ends.append(time.perf_counter_ns())
         del generator
         ttfts.append(first - t0)
         tpots.append((end - first) / max(n - 1, 1))
@@ -147,6 +169,7 @@ def plain_run(model: og.Model, prompts: Prompts, seconds: float) -> Figures:
         tokens_per_second=made / elapsed,
         ttft_ms=statistics.median(ttfts) * 1e3,
         tpot_ms=statistics.median(tpots) * 1e3,
+        **_query_figures(np.asarray(starts), np.asarray(ends)),
     )
 
 
@@ -219,6 +242,13 @@ def bench(
         single = harness_run("SingleStream", zoo, seconds, out)
         record(ratios, "plain", ratios_of(offline, single, plain))
         print(line(zoo, n, "vs plain", (offline, single), plain), flush=True)
+        print(
+            f"    Offline per query, harness / plain: generation p50 {offline.query_p50_ms:.3f} / "
+            f"{plain.query_p50_ms:.3f} ms, mean {offline.query_mean_ms:.3f} / "
+            f"{plain.query_mean_ms:.3f} ms; gap to the next {offline.gap_mean_ms * 1e3:.1f} / "
+            f"{plain.gap_mean_ms * 1e3:.1f} us",
+            flush=True,
+        )
         if setup is None:
             continue
         generation = e2e_generation(setup.prompt_file, setup.generation_length)

@@ -42,6 +42,7 @@ def test_the_bare_loop_gives_positive_figures() -> None:
     # a token after the first takes a step, the first a prefill too: TPOT below the mean query
     query_ms = 1e3 * np.mean(prompts.budgets) / figures.tokens_per_second
     assert figures.tpot_ms < query_ms
+    assert figures.query_p50_ms > 0 and 0 < figures.gap_mean_ms < figures.query_mean_ms
 
 
 def test_benchmark_e2e_counts_its_steps_and_tokens_as_the_script_does() -> None:
@@ -78,6 +79,7 @@ def test_the_harness_runs_benchmark_e2e_s_prompt_and_the_ratios_are_formed(
     offline = llm.harness_run("Offline", "llm-tiny", 0.3, tmp_path, generation)
     assert single.ttft_ms > 0 and single.tpot_ms > 0 and single.span_s > 0
     assert offline.tokens_per_second > 0 and offline.span_s > 0
+    assert offline.query_p50_ms > 0 and 0 < offline.gap_mean_ms < offline.query_mean_ms
     assert math.isnan(offline.ttft_ms)  # LoadGen measures no first token in Offline
     e2e = genai_e2e.run_e2e(
         model, og.Tokenizer(model), setup.prompt, generation_length=4, repetitions=2, warmup=1
