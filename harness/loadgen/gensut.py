@@ -266,14 +266,15 @@ class GenerativeSUT:
             budgets=[prompts.budgets[q.index] for q in group],
             hold_eos=self._hold_eos,
         )
+        first = True
         while not batch.done:
             if self.error is not None:
                 break
             ended = batch.step()
-            if not group[0].first_ns:  # the batch's first token (every row's)
-                first = self._clock()
+            if first:  # the batch's first token (every row's)
+                first, now = False, self._clock()
                 for query in group:
-                    query.first_ns = first
+                    query.first_ns = now
             for row in ended:
                 group[row].answered = True
                 self._report(group[row], batch.tokens[row])

@@ -163,6 +163,7 @@ class Batch:
         self._ending: dict[int, list[int]] = {}
         for row, budget in enumerate(budgets):
             self._ending.setdefault(budget, []).append(row)
+        self._next_end = min(budgets)  # the step at which the next rows end
         self.tokens: list[list[int]] = [[] for _ in prompts]
         self.ended = [False] * len(prompts)
         self._going = len(prompts)
@@ -181,15 +182,18 @@ class Batch:
                 self._generator.append_tokens(self._ids)
             self._generator.generate_next_token()
             self._steps += 1
-            if self._hold_eos:
-                finished = self._ending.get(self._steps, [])
-                for row in finished:
-                    made = self._generator.get_sequence(row)
-                    self.tokens[row] = [int(t) for t in made[self._width :][: self._steps]]
-                    self.ended[row] = True
-                self._going -= len(finished)
-                return finished
-            return self._scan(self._generator.get_next_tokens())
+            if not self._hold_eos:
+                return self._scan(self._generator.get_next_tokens())
+            if self._steps < self._next_end:
+                return []
+            finished = self._ending.pop(self._steps)
+            for row in finished:
+                made = self._generator.get_sequence(row)
+                self.tokens[row] = [int(t) for t in made[self._width :][: self._steps]]
+                self.ended[row] = True
+            self._going -= len(finished)
+            self._next_end = min(self._ending, default=self._steps)
+            return finished
         except Exception as exc:  # genai raises bare RuntimeErrors
             raise RunError(f"{self._model.directory}: generation failed: {exc}") from exc
 
