@@ -74,10 +74,12 @@ class RowBatch(Protocol):
 class Lone(Protocol):
     """A sequence outside the batch (harness.runtime.genai.Sequence)."""
 
-    tokens: list[int]
+    @property
+    def tokens(self) -> list[int]:
+        """Every token made so far (read from the runtime: read it only when needed)."""
 
-    def step(self) -> int:
-        """Makes and returns the next token."""
+    def step(self) -> object:
+        """Makes the next token (what it returns is not used)."""
 
     @property
     def done(self) -> bool:
@@ -238,10 +240,10 @@ def _serve(
 def _advance(entry: tuple[Q, Lone], clock: Callable[[], int], hooks: Hooks[Q]) -> bool:
     """One token of a lone sequence; True when it was answered."""
     query, sequence = entry
-    token = sequence.step()
+    sequence.step()
     if not query.first_ns:
         query.first_ns = clock()
-        hooks.first_token(query.response_id, token)
+        hooks.first_token(query.response_id, sequence.tokens[0])
     if not sequence.done:
         return False
     hooks.report(query, list(sequence.tokens))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -36,10 +37,12 @@ from harness.loadgen.genbatcher import BatchLog, Hooks, RowBatch, serve
 class Stepper(Protocol):
     """One sequence being generated (harness.runtime.genai.Sequence)."""
 
-    tokens: list[int]  # every token made so far
+    @property
+    def tokens(self) -> list[int]:
+        """Every token made so far (read once per query at most twice: first and end)."""
 
-    def step(self) -> int:
-        """Makes and returns the next token."""
+    def step(self) -> object:
+        """Makes the next token (what it returns is not used)."""
 
     @property
     def done(self) -> bool:
@@ -49,7 +52,7 @@ class Stepper(Protocol):
 class BatchStepper(Protocol):
     """Sequences generated together (harness.runtime.genai.Batch)."""
 
-    tokens: list[list[int]]  # per row, every token made so far
+    tokens: list[list[int]]  # per row, its tokens (complete once the row ended)
 
     def step(self) -> list[int]:
         """A token for every row still going; returns the rows that ended."""
@@ -237,37 +240,51 @@ class GenerativeSUT:
                 active = []
 
     def _work_batches(self) -> None:
-        """Offline: up to ``max_active`` queries of like budgets at a time, as one batch."""
-        pending: list[_Active] = []
+        """Offline: up to ``max_active`` queries of like budgets at a time, as one batch.
+
+        Queries wait in two queues sorted by budget, those that must run alone first; they
+        are sorted when queries arrive, not per batch (LoadGen's one Offline query holds
+        thousands of samples on a small model).
+        """
+        alone: deque[_Active] = deque()  # prompts that cannot share a batch
+        shared: deque[_Active] = deque()
         finished = False  # the None: LoadGen has finished, so nothing more is issued
         while True:
+            arrived: list[_Active] = []
             try:
                 while not finished:
-                    item = self._queue.get(block=not pending)
+                    item = self._queue.get(block=not (alone or shared or arrived))
                     if item is None:
                         finished = True
                     else:
-                        pending.append(item)
+                        arrived.append(item)
             except queue.Empty:
                 pass
-            if not pending:
+            if arrived:
+                alone, shared = self._sorted(alone, shared, arrived)
+            if not alone and not shared:
                 return
-            group = self._next_group(pending)
-            chosen = {id(q) for q in group}
-            pending = [q for q in pending if id(q) not in chosen]
+            if alone:
+                group = [alone.popleft()]
+            else:
+                group = [shared.popleft() for _ in range(min(self._max_active, len(shared)))]
             try:
                 self._run_batch(group)
             except Exception as exc:
                 self._fail(exc, [q for q in group if not q.answered])
 
-    def _next_group(self, pending: list[_Active]) -> list[_Active]:
-        """The next batch: up to ``max_active`` of like budgets, or one that must run alone."""
+    def _sorted(
+        self, alone: deque[_Active], shared: deque[_Active], arrived: list[_Active]
+    ) -> tuple[deque[_Active], deque[_Active]]:
+        """The waiting queues with ``arrived`` added, each sorted by budget (stable)."""
         prompts = self._store.prompts
-        pending.sort(key=lambda q: prompts.budgets[q.index])
-        alone = [q for q in pending if not self._generator.batchable(prompts.ids[q.index])]
-        if alone:
-            return alone[:1]
-        return pending[: self._max_active]
+        lone, batchable = list(alone), list(shared)
+        for query in arrived:
+            ids = prompts.ids[query.index]
+            (batchable if self._generator.batchable(ids) else lone).append(query)
+        lone.sort(key=lambda q: prompts.budgets[q.index])
+        batchable.sort(key=lambda q: prompts.budgets[q.index])
+        return deque(lone), deque(batchable)
 
     def _run_batch(self, group: list[_Active]) -> None:
         prompts = self._store.prompts
@@ -279,13 +296,15 @@ class GenerativeSUT:
             budgets=[prompts.budgets[q.index] for q in group],
             hold_eos=self._hold_eos,
         )
+        first = True
         while not batch.done:
             if self.error is not None:
                 break
             ended = batch.step()
-            now = self._clock()
-            for query in group:
-                query.first_ns = query.first_ns or now
+            if first:  # the batch's first token (every row's)
+                first, now = False, self._clock()
+                for query in group:
+                    query.first_ns = now
             for row in ended:
                 group[row].answered = True
                 self._report(group[row], batch.tokens[row])
@@ -310,11 +329,11 @@ class GenerativeSUT:
             return True
         sequence = query.sequence
         assert sequence is not None  # begun before it advances
-        token = sequence.step()
+        sequence.step()
         if not query.first_ns:
             query.first_ns = self._clock()
             if self._scenario != "Offline":
-                self._first_token(query.response_id, token)
+                self._first_token(query.response_id, sequence.tokens[0])
         if not sequence.done:
             return False
         self._complete(query, sequence)
