@@ -18,7 +18,7 @@ from harness.errors import INVALID
 from harness.published.importer import import_mlperf
 from tests.conftest import write_scenario
 from tests.unit.test_published_import import fixed_now
-from tests.unit.test_published_llama31 import LLM_FIXTURES, SYSTEM
+from tests.unit.test_published_llama31 import LLAMA31, SYSTEM
 from tests.unit.test_published_llm import LLAMA2, RUN
 
 pytest.importorskip("onnxruntime_genai", reason="onnxruntime-genai is not installed (llm extra)")
@@ -46,7 +46,8 @@ def test_a_local_llama31_shaped_run_sits_beside_the_published_llama31(
     scenario = write_scenario(tmp_path / "llama.yaml", SCENARIO)
     assert main(["run", str(scenario), "--out", str(tmp_path / "runs")]) in (0, INVALID.code)
     (run,) = [p.parent for p in (tmp_path / "runs").rglob("result.json")]
-    (published,) = import_mlperf(LLM_FIXTURES, tmp_path / "imports", now=fixed_now).written
+    offline = LLAMA31 / "Offline" / RUN
+    (published,) = import_mlperf(offline, tmp_path / "imports", now=fixed_now).written
     (llama2,) = import_mlperf(LLAMA2 / "Offline" / RUN, tmp_path / "l2", now=fixed_now).written
     capsys.readouterr()
 

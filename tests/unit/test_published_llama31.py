@@ -133,6 +133,42 @@ def test_a_doctored_token_rate_in_the_summary_is_caught(
     assert bool(notes) is noted, record.import_warnings
 
 
+NVIDIA_405B = V51 / "NVIDIA/results/GB200-NVL72_GB200-186GB_aarch64x72_TRT/llama3.1-405b"
+
+
+def test_a_v51_llm_server_result_gives_tokens_ttft_and_tpot(tmp_path: Path) -> None:
+    """The nearest v5.1 Server LLM in the index (no llama3.1-8b Server is): NVIDIA's GB200
+    NVL72 llama3.1-405b, its detail log's figures against the summary's exact lines."""
+    record = only(NVIDIA_405B / "Server" / RUN, tmp_path / "out")
+    summary = NVIDIA_405B / "Server" / RUN / "mlperf_log_summary.txt"
+    assert (record.org, record.mlperf_version, record.model) == ("NVIDIA", "5.1", "llama3_1-405b")
+    assert record.loadgen_version == "5.1.0 @ 50de99161e"
+    assert (record.metric.value, record.metric.unit) == (11614.3, "tokens/s")
+    assert stated(summary, "Completed tokens per second") == 11614.28  # to 2 decimals
+    assert record.samples_per_second == 17.7167
+    gen = record.generation
+    assert gen is not None and gen.ttft_ns is not None and gen.tpot_ns is not None
+    assert (gen.ttft_ns.p50, gen.ttft_ns.p90, gen.ttft_ns.p99) == (
+        1218057019,
+        2590919962,
+        4358798704,
+    )
+    assert (gen.tpot_ns.p50, gen.tpot_ns.p90, gen.tpot_ns.p99) == (
+        104772970,
+        114745404,
+        128007502,
+    )
+    assert stated(summary, "99.00 percentile first token latency (ns)") == 4358798704
+    assert stated(summary, "99.00 percentile time to output token (ns)") == 128007502
+    # `result_token_throughput` (9.42907e-09 in this log) is not the metric: the completed rate is
+    assert record.import_warnings == ()
+    rows = dict(describe(record))
+    assert rows["metric"] == "Server token throughput 11,614.30 tokens/s"
+    assert "TTFT p99 4,358.799 ms" in rows["token latency"]
+    assert "TPOT p99 128.008 ms" in rows["token latency"]
+    assert rows["accelerator"] == "18 nodes x 4 x NVIDIA GB200 = 72 in all"
+
+
 def test_the_record_written_names_its_round_and_source(tmp_path: Path) -> None:
     _record(tmp_path / "out")
     (written,) = (tmp_path / "out").iterdir()
