@@ -17,7 +17,15 @@ from harness.records.result import Latencies, SettingValue
 
 # MLPerf's benchmark directories -> the model key of LoadGen's mlperf.conf they stand for
 # (v5.1 renamed resnet50's directory to resnet); other benchmarks are their own key.
-MODEL_KEYS: Mapping[str, str] = {"resnet": "resnet50", "resnet50": "resnet50"}
+# A results directory's benchmark -> LoadGen's model key (mlperf.conf's config name), so a
+# published llama3.1-8b record and a local run with model.loadgen_name llama3_1-8b share a key.
+MODEL_KEYS: Mapping[str, str] = {
+    "resnet": "resnet50",
+    "resnet50": "resnet50",
+    "llama3.1-8b": "llama3_1-8b",
+    "llama3.1-8b-edge": "llama3_1-8b-edge",
+    "llama3.1-405b": "llama3_1-405b",
+}
 # weight_data_types as submitters write them -> the harness's precision names.
 PRECISION_NAMES: Mapping[str, str] = {
     "fp32": "fp32",
