@@ -71,8 +71,11 @@ class RowBatch(Protocol):
         """Drops every row."""
 
 
-class Lone(Protocol):
-    """A sequence outside the batch (harness.runtime.genai.Sequence)."""
+class Stepper(Protocol):
+    """One sequence generated on its own (harness.runtime.genai.Sequence).
+
+    The generative SUT's one-at-a-time path, and a continuous batch's prompts that cannot join it.
+    """
 
     @property
     def tokens(self) -> list[int]:
@@ -95,7 +98,7 @@ class Hooks(Generic[Q]):
     complete_empty: Callable[[Q], None]
     fail: Callable[[BaseException, Sequence[Q]], None]
     stopped: Callable[[], bool]  # request_stop was called: answer everything empty
-    start_lone: Callable[[np.ndarray, int, int], Lone]  # prompt, max, min new tokens
+    start_lone: Callable[[np.ndarray, int, int], Stepper]  # prompt, max, min new tokens
     batchable: Callable[[np.ndarray], bool]
 
 
@@ -185,7 +188,7 @@ def _serve(
     log: BatchLog,
 ) -> None:
     rows: dict[int, Q] = {}  # batch row key -> its query
-    lone: list[tuple[Q, Lone]] = []
+    lone: list[tuple[Q, Stepper]] = []
     next_key = 0
     while True:
         while len(rows) + len(lone) < max_active:
@@ -237,7 +240,7 @@ def _serve(
             batch.clear()
 
 
-def _advance(entry: tuple[Q, Lone], clock: Callable[[], int], hooks: Hooks[Q]) -> bool:
+def _advance(entry: tuple[Q, Stepper], clock: Callable[[], int], hooks: Hooks[Q]) -> bool:
     """One token of a lone sequence; True when it was answered."""
     query, sequence = entry
     sequence.step()

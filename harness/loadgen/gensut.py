@@ -31,22 +31,7 @@ import numpy as np
 
 from harness.config import ScenarioName
 from harness.datasets.prompts import Prompts
-from harness.loadgen.genbatcher import BatchLog, Hooks, RowBatch, serve
-
-
-class Stepper(Protocol):
-    """One sequence being generated (harness.runtime.genai.Sequence)."""
-
-    @property
-    def tokens(self) -> list[int]:
-        """Every token made so far (read once per query at most twice: first and end)."""
-
-    def step(self) -> object:
-        """Makes the next token (what it returns is not used)."""
-
-    @property
-    def done(self) -> bool:
-        """Whether the sequence ended."""
+from harness.loadgen.genbatcher import BatchLog, Hooks, RowBatch, Stepper, serve
 
 
 class BatchStepper(Protocol):

@@ -26,9 +26,9 @@ from harness.records.layout import (
 from harness.records.loadgen_log import generated_queries
 from harness.records.result import RunResult
 from harness.results.runfile import load_result
+from harness.telemetry.tokentimes import read_token_times
 
 MAX_CONFIRMS = 64  # more confirm-N directories than the pipeline ever makes: not read
-MAX_TOKEN_TIMES_BYTES = 256 << 20  # token_times.npz is 40 bytes a query
 
 
 def capacity_of(run_dir: Path) -> Capacity | None:
@@ -119,19 +119,18 @@ def _energy(result: RunResult) -> tuple[dict[str, float], dict[str, float], str 
 
 
 def _stamps(path: Path) -> dict[str, np.ndarray] | None:
-    """token_times.npz's arrays; None where the run wrote none."""
+    """token_times.npz's columns, from the one bounded reader; None where none was written."""
     if not path.is_file():
         return None
-    if path.stat().st_size > MAX_TOKEN_TIMES_BYTES:
-        raise ResultError(f"{path}: larger than {MAX_TOKEN_TIMES_BYTES} bytes; not read")
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            arrays = {key: np.asarray(data[key]) for key in data.files if key != "format"}
-    except (OSError, ValueError) as exc:
-        raise ResultError(f"{path}: not a token_times file ({exc})") from None
-    missing = [k for k in ("issue_ns", "first_ns", "end_ns", "tokens") if k not in arrays]
-    if missing:
-        raise ResultError(f"{path}: not a token_times file (no {', '.join(missing)})")
+    times = read_token_times(path)
+    arrays = {
+        "issue_ns": times.issue_ns,
+        "first_ns": times.first_ns,
+        "end_ns": times.end_ns,
+        "tokens": times.tokens,
+    }
+    if times.start_ns is not None:
+        arrays["start_ns"] = times.start_ns
     return arrays
 
 
