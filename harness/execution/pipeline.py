@@ -202,7 +202,7 @@ def _at_rate(job: Job, qps: float, *, confirming: bool = True, hold_ms: float | 
 
 
 def _peak_search(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) -> PeakSearch:
-    """Server's FindPeakPerformance test in RUN/peak-search/; what it found (found_qps > 0).
+    """Server's peak search in RUN/peak-search/; what it found (found_qps > 0).
 
     A search whose start misses the bound (a SUT whose per-query overhead rivals its cost,
     a loaded machine) is kept in peak-search-N/ and re-run lower, SEARCHES times at most.
@@ -218,8 +218,8 @@ def _peak_search(request: RunRequest, run_dir: Path, launch: Launcher, where: Ph
         if search.found_qps > 0:
             return search
         cause = (
-            f"{job.run_dir / PEAK_FILE}: LoadGen's peak search found no valid rate, even from "
-            f"{search.start_qps:g} QPS up (see its log); set server.target_qps to a rate this "
+            f"{job.run_dir / PEAK_FILE}: the peak search found no valid rate, even from "
+            f"{search.start_qps:g} QPS (see its logs); set server.target_qps to a rate this "
             "system carries"
         )
         if attempt < SEARCHES:
