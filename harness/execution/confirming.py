@@ -54,6 +54,8 @@ def verdict(run_dir: Path, rate_qps: float) -> capsearch.Verdict:
     needs early stopping. A few over the bound steps 10 % down, many more (earlystop.
     confirm_step); a generative run, with no batch counts, by how far its queue grew.
     """
+    if not (run_dir / RESULT_FILE).is_file():  # a re-run that again ended early: no verdict
+        return capsearch.Verdict(valid=False, lower_qps=rate_qps * confirm_step(None, 0))
     result = load_result(run_dir)
     server = result.server
     if server is None:
