@@ -201,8 +201,8 @@ class ServerConfig:
     """The Server scenario: Poisson arrivals at target_qps, answered by a dynamic batcher.
 
     Attributes:
-        target_qps: The arrival rate; None finds the highest valid rate first (LoadGen's
-            FindPeakPerformance mode, then a confirming performance run at that rate).
+        target_qps: The arrival rate; None finds the highest valid rate first (a peak search
+            of short runs, then confirming performance runs: harness.analysis.capsearch).
         latency_bound_ms: The p99 latency bound; None takes mlperf.conf's (15 ms for
             resnet50, 10 ms for models mlperf.conf does not name).
         max_wait_ms: How long the batcher may hold a batch open for more queries; None

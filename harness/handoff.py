@@ -29,12 +29,16 @@ class PeakSearch:
 
     ``max_wait_ms``: the batcher's hold during the search (derived from noisy warm-up costs:
     the confirming runs keep it, so they test the SUT the search measured); None in older files.
+    ``runs``: the LoadGen runs the search took (each rate tried); ``failed_qps``: the lowest
+    rate it saw miss the bound (the confirmations' upper end); None in older files.
     """
 
     found_qps: float
     start_qps: float
     steps: list[str]
     max_wait_ms: float | None = None
+    runs: int | None = None
+    failed_qps: float | None = None
 
 
 def write_retry(run_dir: Path, expected: Expectation) -> None:
@@ -67,6 +71,10 @@ def write_peak(run_dir: Path, search: PeakSearch) -> None:
     }
     if search.max_wait_ms is not None:
         fields["max_wait_ms"] = search.max_wait_ms
+    if search.runs is not None:
+        fields["runs"] = search.runs
+    if search.failed_qps is not None:
+        fields["failed_qps"] = search.failed_qps
     _write(run_dir / PEAK_FILE, PEAK_KIND, fields)
 
 
@@ -82,6 +90,8 @@ def read_peak(run_dir: Path) -> PeakSearch:
         start_qps=_number(data, "start_qps", path),
         steps=steps,
         max_wait_ms=_number(data, "max_wait_ms", path) if "max_wait_ms" in data else None,
+        runs=_count(data, "runs", path) if "runs" in data else None,
+        failed_qps=_number(data, "failed_qps", path) if "failed_qps" in data else None,
     )
 
 
@@ -111,6 +121,13 @@ def _number(data: JsonObject, key: str, path: Path) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ResultError(f"{path}: {key}: expected a finite number, got {value!r}")
     return float(value)
+
+
+def _count(data: JsonObject, key: str, path: Path) -> int:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ResultError(f"{path}: {key}: expected a whole number >= 0, got {value!r}")
+    return value
 
 
 def _strings(data: JsonObject, key: str, path: Path) -> list[str]:

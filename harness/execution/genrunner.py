@@ -42,7 +42,12 @@ from harness.records.layout import (
     GENAI_CONFIG,
     TOKEN_TIMES_FILE,
 )
-from harness.records.loadgen_log import found_peak_qps, search_steps
+from harness.records.loadgen_log import (
+    found_peak_qps,
+    generated_queries,
+    lowest_failed_qps,
+    search_steps,
+)
 from harness.records.request import Expectation
 from harness.records.result import RunResult
 from harness.runtime.genai import GENAI_PROVIDERS, GenaiModel
@@ -210,7 +215,11 @@ def run_generative_peak_search(
     found = found_peak_qps(detail)
     if found is None and progress is not None:
         progress.write(f"  the search's start, {start:g} QPS, already missed a limit\n")
-    return PeakSearch(found_qps=found or 0.0, start_qps=start, steps=search_steps(detail))
+    steps, runs = search_steps(detail), len(generated_queries(detail))  # a pair per rate tried
+    failed = None if found is None else lowest_failed_qps(steps, found)
+    return PeakSearch(
+        found_qps=found or 0.0, start_qps=start, steps=steps, runs=runs, failed_qps=failed
+    )
 
 
 def _timed(

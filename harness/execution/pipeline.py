@@ -18,10 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from harness.analysis.earlystop import confirm_step, generative_confirm_rate, queries_for_share
+from harness.analysis.earlystop import queries_for_share
 from harness.compliance.swap import SWAP_TEST, SwapVerdict, read_swap_verdict
 from harness.compliance.verify import Verdict, verify
 from harness.errors import STOP_SIGNALS, Interrupted, ResultError, RunError, stop_signal
+from harness.execution.confirming import confirm_peak, set_aside
 from harness.files import create_run_dir, mark_complete, mark_incomplete, read_incomplete
 from harness.handoff import PeakSearch, read_peak, read_retry
 from harness.models.modelfile import job_model_path
@@ -31,28 +32,22 @@ from harness.records.layout import (
     ACCURACY_LOG,
     ATTEMPT_FILES,
     COMPLIANCE_DIR,
-    CONFIRM_PREFIX,
     FIRST_ATTEMPT,
     JOB_FILE,
     PEAK_FILE,
     PEAK_SEARCH_DIR,
     RESULT_FILE,
-    TOKEN_TIMES_FILE,
     USER_CONF,
 )
 from harness.records.request import RunRequest
 from harness.results.capacity import capacity_lines, capacity_of
-from harness.results.runfile import load_result
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env, worker_stop
 from harness.text import printable
 
-# Server's confirming runs after a peak search: the first at CONFIRM_MARGIN of the rate found
-# (the search ends where a short run's p99 sits on the bound), each next lower by how far the
-# last missed, CONFIRMS at most (INVALID ones kept in confirm-N/). A quick one runs enough
-# queries for early stopping to allow CONFIRM_SHARE of the nominal 1 % over the bound (1,453
-# at p99: judged near p99.6; 500 allow none: p99.8); the search's runs keep the scenario's.
-CONFIRMS = 5
-CONFIRM_MARGIN = 0.9
+# Server's confirming runs after a peak search (harness.analysis.capsearch picks their rates;
+# harness.execution.confirming keeps their files). Each runs enough queries for early
+# stopping to allow CONFIRM_SHARE of the nominal 1 % over the bound (1,453 at p99: judged
+# near p99.6; 500 allow none: p99.8); the search's runs keep the scenario's.
 CONFIRM_SHARE = 0.4
 # A search whose start misses the bound reruns from SEARCH_DROP of it (SEARCHES at most).
 SEARCHES = 3
@@ -163,21 +158,33 @@ def run_one(
 def _tests(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) -> None:
     _launch(_job(request, run_dir / ACCURACY_DIR, "accuracy"), run_dir, launch, where)
     job = _job(request, run_dir, "performance")
-    server = request.scenario.server
-    found = None
-    if request.scenario.scenario == "Server" and server.target_qps is None:
-        search = _peak_search(request, run_dir, launch, where)
-        found = search.found_qps
-        # The confirming run: below the rate found, with the search's hold, in its own process.
-        job = _at_rate(job, found * CONFIRM_MARGIN, hold_ms=search.max_wait_ms)
+    if request.scenario.scenario != "Server" or request.scenario.server.target_qps is not None:
+        _measure(job, run_dir, launch, where)
+        return
+    search = _peak_search(request, run_dir, launch, where)
+    expected = [job.expected]  # after a re-run, the next confirmations are sized as it was
+
+    def launch_at(rate_qps: float) -> None:
+        # With the search's hold, each in its own process.
+        sized = dataclasses.replace(job, expected=expected[-1])
+        ran = _measure(
+            _at_rate(sized, rate_qps, hold_ms=search.max_wait_ms), run_dir, launch, where
+        )
+        expected.append(ran.expected)
+
+    confirm_peak(run_dir, search, launch_at)
+
+
+def _measure(job: Job, run_dir: Path, launch: Launcher, where: Phases) -> Job:
+    """The performance test, re-run once if LoadGen asks (the first time only); the job run."""
     _launch(job, run_dir, launch, where)
     retry = read_retry(run_dir)
-    if retry is not None:
-        _set_aside(run_dir, run_dir / FIRST_ATTEMPT)
-        job = dataclasses.replace(job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT)
-        _launch(job, run_dir, launch, where)
-    if found is not None:
-        _confirm(job, run_dir, launch, where)
+    if retry is None or (run_dir / FIRST_ATTEMPT).exists():
+        return job
+    set_aside(run_dir, run_dir / FIRST_ATTEMPT, ATTEMPT_FILES)
+    job = dataclasses.replace(job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT)
+    _launch(job, run_dir, launch, where)
+    return job
 
 
 def _at_rate(job: Job, qps: float, *, confirming: bool = True, hold_ms: float | None = None) -> Job:
@@ -194,34 +201,8 @@ def _at_rate(job: Job, qps: float, *, confirming: bool = True, hold_ms: float | 
     return dataclasses.replace(job, request=dataclasses.replace(job.request, scenario=scenario))
 
 
-def _confirm(job: Job, run_dir: Path, launch: Launcher, where: Phases) -> None:
-    """Step down from the first confirming run's rate until a full run is VALID, boundedly.
-
-    LoadGen's search judges each rate by its bound alone, on short runs; a confirmation also
-    needs early stopping. An INVALID one is kept in confirm-N/ and the next runs lower by how
-    far it missed (earlystop.confirm_step); an INVALID last run stays the result, no peak.
-    """
-    for attempt in range(1, CONFIRMS):
-        if not (run_dir / RESULT_FILE).is_file():
-            return
-        result = load_result(run_dir)
-        if result.valid or result.server is None:
-            return
-        server = result.server
-        answered = sum(int(size) * n for size, n in server.batch_sizes.items())
-        rate = server.target_qps * confirm_step(server.overlatency_queries, answered)
-        if result.generation is not None:  # no batch counts; a queue that grew says how far
-            completed = server.completed_samples_per_second
-            scheduled = server.scheduled_samples_per_second
-            rate = generative_confirm_rate(server.target_qps, scheduled, completed)
-        _set_aside(
-            run_dir, run_dir / f"{CONFIRM_PREFIX}{attempt}", also=(RESULT_FILE, TOKEN_TIMES_FILE)
-        )
-        _launch(_at_rate(job, rate), run_dir, launch, where)
-
-
 def _peak_search(request: RunRequest, run_dir: Path, launch: Launcher, where: Phases) -> PeakSearch:
-    """Server's FindPeakPerformance test in RUN/peak-search/; what it found (found_qps > 0).
+    """Server's peak search in RUN/peak-search/; what it found (found_qps > 0).
 
     A search whose start misses the bound (a SUT whose per-query overhead rivals its cost,
     a loaded machine) is kept in peak-search-N/ and re-run lower, SEARCHES times at most.
@@ -237,8 +218,8 @@ def _peak_search(request: RunRequest, run_dir: Path, launch: Launcher, where: Ph
         if search.found_qps > 0:
             return search
         cause = (
-            f"{job.run_dir / PEAK_FILE}: LoadGen's peak search found no valid rate, even from "
-            f"{search.start_qps:g} QPS up (see its log); set server.target_qps to a rate this "
+            f"{job.run_dir / PEAK_FILE}: the peak search found no valid rate, even from "
+            f"{search.start_qps:g} QPS (see its logs); set server.target_qps to a rate this "
             "system carries"
         )
         if attempt < SEARCHES:
@@ -275,7 +256,7 @@ def run_compliance(
             _launch(job, directory, launch, where)
             retry = read_retry(directory)
             if retry is not None:  # LoadGen ended early: once more, sized from measured speed
-                _set_aside(directory, directory / FIRST_ATTEMPT)
+                set_aside(directory, directory / FIRST_ATTEMPT, ATTEMPT_FILES)
                 job = dataclasses.replace(
                     job, expected=retry, attempt=2, previous_attempt=FIRST_ATTEMPT
                 )
@@ -390,10 +371,3 @@ def _launch(job: Job, run_dir: Path, launch: Launcher, where: Phases) -> None:
 
 def _exit_text(code: int) -> str:
     return f"worker exited with code {code}" if code >= 0 else f"killed by signal {-code}"
-
-
-def _set_aside(run_dir: Path, attempt: Path, also: tuple[str, ...] = ()) -> None:
-    attempt.mkdir()
-    for name in (*ATTEMPT_FILES, *also):
-        if (run_dir / name).exists():
-            (run_dir / name).rename(attempt / name)

@@ -249,16 +249,17 @@ def _qps_source(run_dir: Path) -> str:
         search = read_peak(run_dir / PEAK_SEARCH_DIR)
     except ResultError:
         return "the scenario's server.target_qps"
-    found, start, steps = search.found_qps, search.start_qps, len(search.steps)
+    found, start = search.found_qps, search.start_qps
+    runs = search.runs if search.runs is not None else len(search.steps) + 1
     text = (
-        f"LoadGen FindPeakPerformance found {found:g} QPS in {steps} runs from {start:g} QPS "
+        f"the peak search found {found:g} QPS in {runs} runs from {start:g} QPS "
         f"(logs in {PEAK_SEARCH_DIR}/)"
     )
-    refused = sorted(p.name for p in run_dir.glob("confirm-*") if p.is_dir())
-    if refused:
+    aside = sorted(p.name for p in run_dir.glob("confirm-*") if p.is_dir())
+    if aside:
         text += (
-            f"; {len(refused)} confirming run(s) at a higher rate were INVALID "
-            f"({', '.join(refused)}/), so this one runs at a lower rate"
+            f"; {len(aside)} other confirming run(s) are kept in {', '.join(aside)}/ (the "
+            "highest VALID rate is the result)"
         )
     return f"{text}; this performance run confirms the rate or not"
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import IO
 
 from harness.analysis.accuracy import load_accuracy, write_accuracy_block
-from harness.analysis.queueing import ceiling_qps
 from harness.compliance.outcome import ComplianceRun
 from harness.compliance.rules import AUDIT_SETTINGS
 from harness.datasets.samples import SampleSource
@@ -24,9 +23,7 @@ from harness.execution.scoring import accuracy_plan, score
 from harness.execution.serverplan import server_plan
 from harness.fingerprint.preflight import QUICK_PROFILE
 from harness.fingerprint.survey import Survey, survey
-from harness.handoff import PeakSearch
 from harness.loadgen.batching import BatchPolicy
-from harness.loadgen.conf import server_latency_bound_ns
 from harness.loadgen.plan import Audit, expectation_from, retry_expectation, write_test_confs
 from harness.loadgen.querytimes import QueryTimes, expected_rows
 from harness.loadgen.sut import (
@@ -46,8 +43,7 @@ from harness.models.prepare import (
 )
 from harness.models.registry import cache_root
 from harness.records.job import Job, as_compliance_test
-from harness.records.layout import ACCURACY_DIR, DETAIL_LOG, QUERY_LATENCIES_FILE
-from harness.records.loadgen_log import found_peak_qps, search_steps
+from harness.records.layout import ACCURACY_DIR, QUERY_LATENCIES_FILE
 from harness.records.request import Expectation
 from harness.records.result import RunResult
 from harness.runtime.executors import DeviceExecutor, HostExecutor, executor_for
@@ -135,60 +131,6 @@ def run_performance(
         label=job.request.label,
     )
     return build_result(requested, job.run_dir, measured)
-
-
-START_SHARE = 2  # the peak search starts at half the queueing ceiling of its workers
-
-
-def search_start_qps(costs_ms: dict[int, float], bound_ms: float, workers: int) -> float:
-    """Where the peak search starts: half what queueing allows the workers at batch 1's cost.
-
-    LoadGen's search doubles from there until a run misses the bound, then bisects, so one
-    doubling lands near the ceiling (harness.analysis.queueing, M/D/c). A start far below it
-    (an eighth of back-to-back, as before) costs runs and finds the same rate.
-    """
-    ceiling = ceiling_qps(costs_ms[min(costs_ms)], bound_ms, servers=workers)
-    return round(max(ceiling / START_SHARE, 0.1), 3)
-
-
-def run_peak_search(job: Job, *, phases: Phases, progress: IO[str] | None = None) -> PeakSearch:
-    """Server with no target_qps: LoadGen's FindPeakPerformance from a rate surely valid.
-
-    The search starts at 1/START_SHARE of the queueing ceiling (search_start_qps), or at the
-    job's target_qps where the pipeline re-runs it lower; LoadGen doubles it until a run
-    misses the latency bound, then bisects. Each step is a whole run of min_duration. A start
-    that already misses the bound leaves found_qps 0 (the pipeline tries lower).
-    """
-    ready = _prepare(job, progress, phases)
-    executor, warmup, _ = _warmed(job, ready, phases)
-    policy = ready.policy
-    assert policy is not None  # _prepare derives it for every Server job
-    bound_ms = server_latency_bound_ns(job.request.scenario, job.request.loadgen_key) / 1e6
-    server = job.request.scenario.server
-    start = server.target_qps or search_start_qps(policy.costs_ms, bound_ms, server.workers)
-    plan = write_test_confs(
-        job.run_dir,
-        scenario=job.request.scenario,
-        profile=job.request.profile,
-        model_key=job.request.loadgen_key,
-        pins=job.request.pins,
-        expected=Expectation(latency_ns=warmup.min_latency_ns, samples_per_second=start),
-        total_samples=ready.source.total_count,
-        mode="find_peak",
-    )
-    if progress is not None:
-        progress.write(f"  Server peak search (LoadGen FindPeakPerformance) from {start:g} QPS\n")
-    _loadgen_test(job, ready, executor, plan, None, progress)
-    detail = job.run_dir / DETAIL_LOG
-    found = found_peak_qps(detail)
-    if found is None and progress is not None:
-        progress.write(f"  the search's start, {start:g} QPS, already missed the bound\n")
-    return PeakSearch(
-        found_qps=found or 0.0,
-        start_qps=start,
-        steps=search_steps(detail),
-        max_wait_ms=policy.max_wait_ms,
-    )
 
 
 def run_accuracy_test(job: Job, *, phases: Phases, progress: IO[str] | None = None) -> None:

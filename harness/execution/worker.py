@@ -95,7 +95,8 @@ def execute(
 def _outcome(job: Job, phases: Phases) -> int:
     phases.enter("start")
     # The runner imports LoadGen and onnxruntime: only a worker process pays for that.
-    from harness.execution.runner import run_accuracy_test, run_peak_search, run_performance
+    from harness.execution.peaksearch import run_peak_search
+    from harness.execution.runner import run_accuracy_test, run_performance
     from harness.results.runfile import write_result
 
     if job.request.scenario.generation is not None:

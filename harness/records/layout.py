@@ -29,8 +29,8 @@ REPORT_MD, REPORT_HTML = "report.md", "report.html"
 FIRST_ATTEMPT = "attempt-1"  # where a re-run moves the first attempt's own files
 ACCURACY_DIR = "accuracy"  # the accuracy test, where MLPerf's submission layout puts it
 ACCURACY_BLOCK = "accuracy.json"  # the scored block an accuracy test leaves in ACCURACY_DIR
-PEAK_SEARCH_DIR = "peak-search"  # Server's FindPeakPerformance test, when no rate was given
-CONFIRM_PREFIX = "confirm-"  # Server's INVALID confirming runs, kept as confirm-1/, confirm-2/...
+PEAK_SEARCH_DIR = "peak-search"  # Server's peak search, when no rate was given
+CONFIRM_PREFIX = "confirm-"  # Server's other confirming runs, kept as confirm-1/, confirm-2/...
 PEAK_FILE = "peak.json"  # what the peak search found, in PEAK_SEARCH_DIR
 COMPLIANCE_DIR = "compliance"  # RUN/compliance/TEST0x/: each compliance test's own directory
 

@@ -219,6 +219,29 @@ def search_steps(path: Path) -> list[str]:
     return steps
 
 
+def lowest_failed_qps(steps: list[str], found_qps: float) -> float | None:
+    """The lowest rate a FindPeakPerformance search tried above the one it found; None: none.
+
+    Each step tests one rate: FindBoundaries the upper field of "[l, u)", the bisection the mid
+    value after "): ". A rate that passed becomes the lower bound, and the found rate is the
+    last lower bound, so every rate tried above it failed.
+    """
+    tried: list[float] = []
+    for step in steps:
+        if "BinarySearch" in step and "): " in step:
+            text = step.rsplit("): ", 1)[1]
+        elif "FindBoundaries" in step and ", " in step:
+            text = step.rsplit(", ", 1)[1].rstrip(")")
+        else:
+            continue
+        try:
+            tried.append(float(text))
+        except ValueError:
+            continue
+    above = [rate for rate in tried if math.isfinite(rate) and rate > found_qps]
+    return min(above) if above else None
+
+
 def generated_queries(path: Path) -> list[tuple[int, int]]:
     """Per run LoadGen made in this log, in order: (queries generated, their scheduled span ns).
 

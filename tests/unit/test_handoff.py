@@ -46,6 +46,13 @@ def test_files_written_before_versions_still_read(tmp_path: Path) -> None:
         ('{"found_qps": "12", "start_qps": 1, "steps": []}', "found_qps: expected a finite"),
         ('{"found_qps": 12, "start_qps": 1, "steps": [1]}', "steps: expected a list of strings"),
         ("[1]", "expected a JSON object"),
+        ('{"found_qps": 1, "start_qps": 1, "steps": [], "runs": 2.5}', "runs: expected a whole"),
+        ('{"found_qps": 1, "start_qps": 1, "steps": [], "runs": true}', "runs: expected a whole"),
+        ('{"found_qps": 1, "start_qps": 1, "steps": [], "runs": -1}', "runs: expected a whole"),
+        (
+            '{"found_qps": 1, "start_qps": 1, "steps": [], "failed_qps": "x"}',
+            "failed_qps: expected",
+        ),
     ],
 )
 def test_a_damaged_or_foreign_peak_file_is_refused_by_name(
@@ -63,3 +70,11 @@ def test_a_peak_search_keeps_its_hold_and_older_files_read_without_one(tmp_path:
     write_peak(tmp_path, PeakSearch(found_qps=12.8, start_qps=6.2, steps=["6.2"]))
     assert "max_wait_ms" not in (tmp_path / "peak.json").read_text()
     assert read_peak(tmp_path).max_wait_ms is None
+
+
+def test_a_peak_search_keeps_its_run_count_and_failed_rate(tmp_path: Path) -> None:
+    search = PeakSearch(found_qps=12.8, start_qps=9.0, steps=["9", "11.7"], runs=5, failed_qps=13.6)
+    write_peak(tmp_path, search)
+    assert read_peak(tmp_path) == search
+    write_peak(tmp_path, PeakSearch(found_qps=12.8, start_qps=6.2, steps=[]))
+    assert read_peak(tmp_path).runs is None and read_peak(tmp_path).failed_qps is None

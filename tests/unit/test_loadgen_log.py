@@ -15,6 +15,7 @@ from harness.records.loadgen_log import (
     effective_settings,
     found_peak_qps,
     latency_percentiles_ns,
+    lowest_failed_qps,
     parse_detail_lines,
     parse_detail_log,
     search_steps,
@@ -299,6 +300,11 @@ def test_the_rate_a_server_peak_search_found_and_its_steps() -> None:
     assert steps[0].startswith("FindBoundaries: Checking fields [374.234000, 748.468000)")
     assert all("FindBoundaries" in s or "BinarySearch" in s for s in steps)
     assert len(steps) == 17
+    # Every rate tried above the one found failed; the lowest is the confirmations' upper end.
+    failed = lowest_failed_qps(steps, found_peak_qps(path) or 0.0)
+    assert failed is not None and 2630.88 < failed < 2630.88 * 1.01
+    assert lowest_failed_qps(["FindBoundaries: Checking fields [1.0, 2.0)"], 1.0) == 2.0
+    assert lowest_failed_qps(["BinarySearch: ... bounds [1.0, 2.0): nan", "other"], 1.0) is None
 
 
 def test_a_log_without_a_found_rate_gives_none(tmp_path: Path) -> None:

@@ -441,25 +441,57 @@ def test_a_found_rate_is_confirmed_stepping_down_until_valid(
     run_dir.mkdir()
     launch = ScriptedLauncher(
         accuracy_ok,
-        peak_found(100.0),
+        peak_found(100.0),  # three runs ("a", "b" and the base): five confirmations left
         _result_valid(False, overs=5),  # 1 % of 500 over: the tail near the bound
         _result_valid(False, overs=60),  # 12 %: the queue ran away
         _result_valid(True),
+        _result_valid(False),  # the bisection up between 59.85 and 85.5 QPS misses
+        _result_valid(True),  # and the next one holds: the highest VALID, 8 runs in all
     )
     run_one(server_request, run_dir, launch=launch)
     tests = [job.test for job in launch.jobs]
-    assert tests == ["accuracy", "find_peak", "performance", "performance", "performance"]
+    assert tests == ["accuracy", "find_peak", *["performance"] * 5]
     assert launch.jobs[1].run_dir == (run_dir / "peak-search").resolve()
     rates = [job.request.scenario.server.target_qps for job in launch.jobs[2:]]
-    # The first below the rate found (where a short run's p99 sat on the bound), then down
-    # by how far each missed: 10 % for 1 % over, 30 % for 12 % over.
-    assert rates == [90.0, 81.0, 56.7]
+    # The first 5 % below the rate found, then down by how far each missed: 10 % for 1 %
+    # over, 30 % for 12 % over; then up, halving the ratio to the lowest INVALID rate.
+    assert rates == [95.0, 85.5, 59.85, 71.534, 65.432]
     # A quick confirmation gets the queries early stopping needs to allow 0.4 % over the
     # bound (judged near p99.6, not the p99.8 of 500 queries); the search keeps its own.
     assert [job.request.scenario.quick.min_query_count for job in launch.jobs[1:3]] == [100, 1453]
-    assert (run_dir / "confirm-1" / "result.json").is_file()
-    assert (run_dir / "confirm-2" / "result.json").is_file()
-    assert json.loads((run_dir / "result.json").read_text())["valid"] is True
+    assert [
+        json.loads((run_dir / f"confirm-{n}" / "result.json").read_text())["valid"]
+        for n in (1, 2, 3, 4)
+    ] == [False, False, True, False]
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["valid"] is True and result["server"]["target_qps"] == 65.432
+
+
+def test_the_highest_valid_confirmation_is_moved_back_when_the_last_misses(
+    server_request: RunRequest, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    search = PeakSearch(found_qps=100.0, start_qps=70.0, steps=[], runs=5, failed_qps=130.0)
+
+    def searched(directory: Path) -> int:
+        (directory / "user.conf").write_text("")
+        write_peak(directory, search)
+        mark_complete(directory)
+        return 0
+
+    launch = ScriptedLauncher(
+        accuracy_ok, searched, _result_valid(True), _result_valid(False), _result_valid(False)
+    )
+    run_one(server_request, run_dir, launch=launch)
+    rates = [job.request.scenario.server.target_qps for job in launch.jobs[2:]]
+    assert rates == [95.0, 111.131, 102.749]  # 5 + 3 runs: the budget ends the bisection
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["valid"] is True and result["server"]["target_qps"] == 95.0
+    # The two INVALID ones are kept aside; the VALID one's directory was moved back whole.
+    assert sorted(p.name for p in run_dir.glob("confirm-*")) == ["confirm-2", "confirm-3"]
+    for name in ("confirm-2", "confirm-3"):
+        assert json.loads((run_dir / name / "result.json").read_text())["valid"] is False
 
 
 def test_confirmations_stop_after_five_runs(server_request: RunRequest, tmp_path: Path) -> None:
@@ -507,7 +539,7 @@ def test_a_search_whose_start_missed_the_bound_runs_again_lower(
     assert launch.jobs[2].request.scenario.server.target_qps == 0.25
     assert launch.jobs[2].request.scenario.quick.min_query_count == 100
     assert (run_dir / "peak-search-1" / "peak.json").is_file()
-    assert launch.jobs[3].request.scenario.server.target_qps == 36.0
+    assert launch.jobs[3].request.scenario.server.target_qps == 38.0  # 5 % under 40
 
 
 def test_searches_that_never_find_a_rate_fail_the_run_after_three(
