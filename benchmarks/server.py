@@ -1,21 +1,22 @@
 """What the Server SUT is worth: its confirmed peak under a p99 bound, against queueing.
 
-Each round measures, in worker processes exactly as `harness run` does, interleaved:
+Each round measures, in worker processes exactly as `harness run` does:
 (a) Offline samples/s of the model (quick profile, batch --offline-batch);
-(b) for each worker layout, the Server peak: no target_qps, so LoadGen's FindPeakPerformance
-    finds the highest rate whose p99 stays within --bound-ms (from half the queueing ceiling),
-    then confirming performance runs: the first at 90 % of that rate, each next 10-30 % lower
-    (by how far the last missed) while INVALID, five at most, each long enough (1,453
-    queries) that LoadGen's early stopping judges it near its p99.6, not the p99.8 of 500.
+(b) SingleStream p50 with every core on the one query: the one-at-a-time cost, whose M/D/1
+    queueing ceiling under the bound (harness.analysis.queueing) is the reference;
+(c) for each worker layout, the Server peak: no target_qps, so the harness's capacity search
+    (harness.analysis.capsearch) brackets the highest rate whose short runs keep p99 within
+    --bound-ms, then confirms it with full runs (at least 1,453 queries, so LoadGen's early
+    stopping judges each near its p99.6): the first at 95 % of the rate found, lower by how
+    far an INVALID one missed, higher (bisecting) after a VALID one; 8 runs in all at most.
 Layouts: "1x2" is one worker whose session uses two intra-op threads (queries one at a time,
 M/D/1); "2x1" is two workers of one thread each (two queries at once, M/D/2).
 
 For every layout and round it prints the measured batch costs, the queueing ceiling at the
-layout's batch-1 cost (harness.analysis.queueing), the search's steps, each confirming run's
-verdict, rate and p99, and the confirmed peak with its ratio to the reference ceiling: one
-query at a time at the 1x2 layout's batch-1 cost, measured in the same round (the issue's
-"one-at-a-time ceiling"). A peak counts only where LoadGen said VALID. Target: a confirmed
-peak >= 0.6x that ceiling (ResNet-50 FP32, 200 ms bound).
+layout's own batch-1 cost, the search's steps, each confirming run's verdict, rate and p99,
+and the confirmed peak with its ratio to the reference ceiling. A peak counts only where
+LoadGen said VALID. Target: a confirmed peak >= 0.6x the one-at-a-time ceiling (ResNet-50
+FP32, 200 ms bound).
 
 Usage: python benchmarks/server.py [--model resnet50] [--bound-ms 200] [--rounds 3]
        python benchmarks/server.py --model tiny --bound-ms 20   # the same behaviour in seconds
@@ -94,13 +95,21 @@ class ServerRun:
 @dataclasses.dataclass(frozen=True)
 class Round:
     offline_sps: float
+    single_p50_ms: float  # SingleStream p50, all cores on one query: the one-at-a-time cost
     servers: list[ServerRun]
-    # One query at a time at the first layout's (1x2) batch-1 cost: the issue's ceiling.
+    # M/D/1 at that cost under the bound: the issue's "one-at-a-time ceiling".
     reference_ceiling_qps: float | None
 
 
 def scenario(
-    model: str, kind: str, *, batch: int, bound_ms: float, seconds: int, layout: Layout
+    model: str,
+    kind: str,
+    *,
+    batch: int,
+    bound_ms: float,
+    seconds: int,
+    layout: Layout,
+    spinning: bool = RuntimeConfig().allow_spinning,
 ) -> Scenario:
     dims = {"height": 224, "width": 224} if model in ("resnet50", "mobilenet_v2") else {}
     return Scenario(
@@ -117,7 +126,7 @@ def scenario(
             min_query_count=100 if kind == "Server" else 64,
             performance_sample_count=64,
         ),
-        runtime=RuntimeConfig(intra_op_threads=layout.threads),
+        runtime=RuntimeConfig(intra_op_threads=layout.threads, allow_spinning=spinning),
         server=ServerConfig(latency_bound_ms=bound_ms, workers=layout.workers),
     )
 
@@ -141,7 +150,11 @@ def _confirm(result: RunResult) -> Confirm:
 
 
 def confirms_of(run_dir: Path) -> list[Confirm]:
-    """Every confirming run in order: the INVALID ones set aside, then the result itself."""
+    """Every confirming run: those set aside in confirm-N/, then the run directory's own.
+
+    The run directory keeps the highest rate LoadGen called VALID (harness.execution.confirming
+    moves it back there), or the last INVALID run when none was.
+    """
     aside = sorted(
         (p for p in run_dir.glob(f"{CONFIRM_PREFIX}*") if p.is_dir()),
         key=lambda p: int(p.name[len(CONFIRM_PREFIX) :]),
@@ -150,7 +163,7 @@ def confirms_of(run_dir: Path) -> list[Confirm]:
 
 
 def confirmed_peak(confirms: list[Confirm]) -> float | None:
-    """The rate of the last confirmation if LoadGen called it VALID; an INVALID run is no peak."""
+    """The run directory's rate if LoadGen called it VALID; an INVALID run is no peak."""
     return confirms[-1].qps if confirms and confirms[-1].valid else None
 
 
@@ -162,6 +175,7 @@ def measure_server(args: argparse.Namespace, layout: Layout, out: Path) -> Serve
         bound_ms=args.bound_ms,
         seconds=args.server_seconds,
         layout=layout,
+        spinning=not args.no_spinning,
     )
     try:
         run_dir = run(sc, out)
@@ -206,10 +220,24 @@ def one_round(args: argparse.Namespace, layouts: list[Layout], out: Path) -> Rou
     )
     offline = load_result(offline_dir).samples_per_second
     assert offline is not None
+    # The one-at-a-time cost: SingleStream's p50 with every core on the one query, measured
+    # in the same round (the Server layouts' own batch-1 costs are printed beside it).
+    single_dir = run(
+        scenario(
+            args.model,
+            "SingleStream",
+            batch=1,
+            bound_ms=args.bound_ms,
+            seconds=args.single_seconds,
+            layout=Layout(1, os.cpu_count() or 1),
+        ),
+        out,
+    )
+    single = load_result(single_dir).latency_ns.p50
+    assert single is not None
     servers = [measure_server(args, layout, out) for layout in layouts]
-    cost = servers[0].costs_ms.get("1")
-    reference = None if cost is None else ceiling_qps(cost, args.bound_ms, servers=1)
-    return Round(offline, servers, reference)
+    reference = ceiling_qps(single / 1e6, args.bound_ms, servers=1)
+    return Round(offline, single / 1e6, servers, reference)
 
 
 def _ms(value: float | None) -> str:
@@ -260,7 +288,8 @@ def summarise(rounds: list[Round], layouts: list[Layout], args: argparse.Namespa
     print(f"  Offline median {offline:.2f} samples/s")
     if refs:
         print(
-            f"  one-at-a-time ceiling (M/D/1 at the 1x{layouts[0].threads} batch-1 cost): "
+            f"  one-at-a-time ceiling (M/D/1 at SingleStream's p50, median "
+            f"{statistics.median(r.single_p50_ms for r in rounds):.1f} ms): "
             f"median {statistics.median(refs):.2f} QPS"
         )
     best: tuple[float, str] | None = None
@@ -297,11 +326,16 @@ def main() -> int:
     parser.add_argument("--server-batch", type=int, default=8)
     parser.add_argument("--offline-seconds", type=int, default=20)
     parser.add_argument("--server-seconds", type=int, default=20)
+    parser.add_argument("--single-seconds", type=int, default=10)
     parser.add_argument(
         "--layouts",
         default=f"1x{os.cpu_count() or 1},{os.cpu_count() or 1}x1",
-        help="worker layouts WORKERSxTHREADS, comma-separated; the first is the reference "
-        "(default: 1xCPUS, CPUSx1)",
+        help="worker layouts WORKERSxTHREADS, comma-separated (default: 1xCPUS, CPUSx1)",
+    )
+    parser.add_argument(
+        "--no-spinning",
+        action="store_true",
+        help="Server sessions without onnxruntime's spinning intra-op pool",
     )
     args = parser.parse_args()
     layouts = [Layout(*map(int, text.split("x"))) for text in args.layouts.split(",")]
@@ -311,7 +345,12 @@ def main() -> int:
             rounds.append(one_round(args, layouts, Path(tmp)))
             r = rounds[-1]
             ref = r.reference_ceiling_qps
-            print(f"round {number}: offline {r.offline_sps:.2f} samples/s", flush=True)
+            print(
+                f"round {number}: offline {r.offline_sps:.2f} samples/s; SingleStream p50 "
+                f"{r.single_p50_ms:.1f} ms -> one-at-a-time ceiling "
+                f"{r.reference_ceiling_qps:.2f} QPS",
+                flush=True,
+            )
             for s in r.servers:
                 print("\n".join(describe(s, ref)), flush=True)
     return summarise(rounds, layouts, args)

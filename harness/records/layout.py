@@ -103,7 +103,8 @@ PERFORMANCE_DIR = "performance"
 RESULTS_DIR = "results"
 
 # The files of a run directory that a re-run moves aside: the first attempt's own, not the
-# accuracy test's.
+# accuracy test's. Every file a performance run writes is one, so a run directory whose
+# result.json came back from a confirm-N/ never pairs it with another run's stamps.
 ATTEMPT_FILES = (
     JOB_FILE,
     RETRY_FILE,
@@ -114,6 +115,8 @@ ATTEMPT_FILES = (
     MLPERF_CONF,
     USER_CONF,
     TELEMETRY_FILE,
+    CPU_TELEMETRY_FILE,
+    QUERY_LATENCIES_FILE,
 )
 
 

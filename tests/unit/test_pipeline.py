@@ -407,6 +407,10 @@ def _result_valid(valid: bool, overs: int | None = 0) -> Step:
         data["server"]["overlatency_queries"] = overs
         data.update(valid=valid, invalid_reasons=[] if valid else ["Reduce target QPS"])
         (run_dir / "result.json").write_text(json.dumps(data))
+        # The run's other files, each naming its rate: they must move with its result.
+        rate = data["server"]["target_qps"]
+        for name in ("query_latencies.npz", "cpu_telemetry.csv", "telemetry.csv"):
+            (run_dir / name).write_text(f"rate {rate}\n")
         mark_complete(run_dir)
         return 0 if valid else 1
 
@@ -488,6 +492,9 @@ def test_the_highest_valid_confirmation_is_moved_back_when_the_last_misses(
     assert rates == [95.0, 111.131, 102.749]  # 5 + 3 runs: the budget ends the bisection
     result = json.loads((run_dir / "result.json").read_text())
     assert result["valid"] is True and result["server"]["target_qps"] == 95.0
+    # Its stamps and telemetry came back with it, not the last run's.
+    for name in ("query_latencies.npz", "cpu_telemetry.csv", "telemetry.csv"):
+        assert (run_dir / name).read_text() == "rate 95.0\n", name
     # The two INVALID ones are kept aside; the VALID one's directory was moved back whole.
     assert sorted(p.name for p in run_dir.glob("confirm-*")) == ["confirm-2", "confirm-3"]
     for name in ("confirm-2", "confirm-3"):
