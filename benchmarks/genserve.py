@@ -3,10 +3,10 @@
 Each round, interleaved, on the same model, prompts and limits:
 (a) the per-step cost of a genai batch of 1, 2, 4, 8 sequences and the prefill cost (what
     batching can buy here: a step of b rows against b steps of one);
-(b) the capacity search (`harness run`, no target_qps: LoadGen's FindPeakPerformance on the
-    token latencies, then confirming runs) with generation.server_batching "interleave" (one
-    genai sequence per query, a token each in turn: no batching gain) and "continuous"
-    (harness.loadgen.genbatcher: rows join the running batch between decode steps);
+(b) the capacity search (`harness run`, no target_qps: harness.analysis.capsearch on the
+    token latencies, short runs, then confirming runs) with generation.server_batching
+    "interleave" (one genai sequence per query, a token each in turn: no batching gain) and
+    "continuous" (harness.loadgen.genbatcher: rows join the running batch between decode steps);
 (c) the one-at-a-time queueing ceiling (harness.analysis.queueing, M/D/1) for the measured
     prefill and per-token costs: a query costs D = prefill + (mean tokens - 1) x step, its TTFT
     is its wait + prefill, so TTFT p99 <= L holds while wait + D <= L + D - prefill.

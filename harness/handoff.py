@@ -1,7 +1,7 @@
 """The small files a worker leaves for its parent: retry.json and peak.json, each versioned.
 
 retry.json: LoadGen's run was sized too small, so the worker asks to be run again expecting
-the speed it measured. peak.json: what Server's FindPeakPerformance search found. Both carry
+the speed it measured. peak.json: what Server's capacity search found. Both carry
 `kind` and `schema_version`; a reader refuses another kind or version by name, and reads
 files of schema 0 (written before they were versioned: the same fields, no version).
 """

@@ -44,39 +44,3 @@ def goodput(
         goodput_qps=round(good / span_s, 6) if span_s > 0 else 0.0,
         queue_delay_ns=delay,
     )
-
-
-def goodput_by_run(
-    arrays: dict[str, np.ndarray],
-    counts: list[int],
-    *,
-    ttft_limit_ns: int,
-    tpot_limit_ns: int,
-) -> list[Goodput | None] | None:
-    """Goodput of each of consecutive runs in one set of stamps, split by their query counts.
-
-    LoadGen issues a run's queries only after the last run's were answered, so in issue order
-    the first ``counts[0]`` stamps are the first run's, and so on. None when the stamps do not
-    add up to the counts (a query answered empty is not stamped).
-    """
-    order = np.argsort(arrays["issue_ns"], kind="stable")
-    if len(order) != sum(counts):
-        return None
-    out: list[Goodput | None] = []
-    begin = 0
-    for count in counts:
-        rows = order[begin : begin + count]
-        begin += count
-        start = arrays.get("start_ns")
-        out.append(
-            goodput(
-                issue_ns=arrays["issue_ns"][rows],
-                first_ns=arrays["first_ns"][rows],
-                end_ns=arrays["end_ns"][rows],
-                tokens=arrays["tokens"][rows],
-                start_ns=None if start is None else start[rows],
-                ttft_limit_ns=ttft_limit_ns,
-                tpot_limit_ns=tpot_limit_ns,
-            )
-        )
-    return out

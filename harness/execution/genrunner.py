@@ -27,7 +27,6 @@ from harness.execution.genexact import check_served, greedy
 from harness.execution.genrecording import GenMeasured, build_generative_result
 from harness.execution.scoring import accuracy_plan, score_tokens
 from harness.fingerprint.survey import Survey, survey
-from harness.handoff import PeakSearch
 from harness.loadgen.gensut import GenerativeSUT, PromptStore
 from harness.loadgen.plan import retry_expectation, write_test_confs
 from harness.loadgen.timed import TestPlan, Window, load_settings, run_timed_test
@@ -38,15 +37,8 @@ from harness.records.job import Job
 from harness.records.layout import (
     ACCURACY_DIR,
     ACCURACY_LOG,
-    DETAIL_LOG,
     GENAI_CONFIG,
     TOKEN_TIMES_FILE,
-)
-from harness.records.loadgen_log import (
-    found_peak_qps,
-    generated_queries,
-    lowest_failed_qps,
-    search_steps,
 )
 from harness.records.request import Expectation
 from harness.records.result import RunResult
@@ -171,55 +163,6 @@ def run_generative(
         accuracy=load_accuracy(job.run_dir / ACCURACY_DIR),
     )
     return build_generative_result(job.request, job.run_dir, measured)
-
-
-# The peak search starts at 1/SEARCH_SHARE of the back-to-back rate of whole generations (the
-# warm-up's median): queries interleaved a token at a time share one CPU, so that rate is
-# near the ceiling, and LoadGen's first doubling crosses it.
-SEARCH_SHARE = 2
-
-
-def run_generative_peak_search(
-    job: Job, *, phases: Phases, progress: IO[str] | None = None
-) -> PeakSearch:
-    """Generative Server with no target_qps: LoadGen's FindPeakPerformance on token latencies.
-
-    LoadGen doubles the rate until a run misses the p99 TTFT or TPOT limit, then bisects;
-    each step is a whole run of min_duration. The start is the job's target_qps where the
-    pipeline re-runs it lower, else half the back-to-back rate; a start that already misses
-    leaves found_qps 0 (the pipeline tries lower).
-    """
-    ready = _prepare(job, progress, phases)
-    scenario = job.request.scenario
-    phases.enter("warmup")
-    warmup = _warm_up(ready, scenario)
-    back_to_back_qps = 1e9 / warmup.median_latency_ns
-    start = scenario.server.target_qps or round(max(back_to_back_qps / SEARCH_SHARE, 0.1), 3)
-    phases.enter("loadgen")
-    plan = write_test_confs(
-        job.run_dir,
-        scenario=scenario,
-        profile=job.request.profile,
-        model_key=job.request.loadgen_key,
-        expected=Expectation(latency_ns=warmup.median_latency_ns, samples_per_second=start),
-        total_samples=ready.prompts.count,
-        mode="find_peak",
-    )
-    if progress is not None:
-        progress.write(
-            f"  generative peak search (LoadGen FindPeakPerformance), {start:g} QPS up\n"
-        )
-    sut, _ = _timed(job, ready, plan, None, progress)  # LoadGen loads per step: no telemetry
-    _write_token_times(job.run_dir, sut)  # every rate's stamps: goodput per search step
-    detail = job.run_dir / DETAIL_LOG
-    found = found_peak_qps(detail)
-    if found is None and progress is not None:
-        progress.write(f"  the search's start, {start:g} QPS, already missed a limit\n")
-    steps, runs = search_steps(detail), len(generated_queries(detail))  # a pair per rate tried
-    failed = None if found is None else lowest_failed_qps(steps, found)
-    return PeakSearch(
-        found_qps=found or 0.0, start_qps=start, steps=steps, runs=runs, failed_qps=failed
-    )
 
 
 def _timed(

@@ -20,12 +20,10 @@ from harness.handoff import PeakSearch
 from harness.loadgen.conf import server_latency_bound_ns
 from harness.loadgen.plan import write_test_confs
 from harness.records.job import Job
-from harness.records.layout import DETAIL_LOG
+from harness.records.layout import DETAIL_LOG, STEP_PREFIX
 from harness.records.loadgen_log import parse_detail_log
 from harness.records.request import Expectation
 from harness.stopping import Phases
-
-STEP_PREFIX = "step-"  # RUN/peak-search/step-N/: each rate the search tried, LoadGen's logs
 
 
 def search_start_qps(costs_ms: dict[int, float], bound_ms: float, workers: int) -> float:

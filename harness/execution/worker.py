@@ -124,11 +124,8 @@ def _outcome(job: Job, phases: Phases) -> int:
 
 def _generative(job: Job, phases: Phases) -> int:
     """A generative model's job (harness.execution.genrunner): accuracy, peak search or timed."""
-    from harness.execution.genrunner import (
-        run_generative,
-        run_generative_accuracy,
-        run_generative_peak_search,
-    )
+    from harness.execution.genpeaksearch import run_generative_peak_search
+    from harness.execution.genrunner import run_generative, run_generative_accuracy
     from harness.results.runfile import write_result
 
     if job.test == "accuracy":

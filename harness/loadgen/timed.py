@@ -33,9 +33,6 @@ SEED_KEYS = ("qsl_rng_seed", "sample_index_rng_seed", "schedule_rng_seed")
 _MODES = {
     "performance": lg.TestMode.PerformanceOnly,
     "accuracy": lg.TestMode.AccuracyOnly,
-    # Server: from target_qps up, LoadGen doubles the rate until a run fails its latency
-    # bound, then bisects; every step is a whole run of min_duration.
-    "find_peak": lg.TestMode.FindPeakPerformance,
 }
 
 

@@ -46,13 +46,17 @@ class RateTried:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SearchStep:
-    """One rate LoadGen's FindPeakPerformance tried, with goodput from the SUT's stamps.
+    """One rate the capacity search tried: a short LoadGen run of its own, with goodput.
 
-    ``rate_qps``: the queries LoadGen generated over their scheduled span; the stamps of the
-    search's one LoadGen test are split into its runs by those counts, in issue order.
+    ``directory``: relative to the run directory (peak-search/step-N); ``rate_qps``: the
+    target rate LoadGen ran it at; ``within``: LoadGen's judgement of its p99 TTFT and TPOT
+    against the limits (result_perf_constraints_met; None where it logged none);
+    ``queries``: those the SUT stamped, whose goodput ``goodput`` is (None: no stamps).
     """
 
+    directory: str
     rate_qps: float
+    within: bool | None
     queries: int
     goodput: Goodput | None
 
@@ -61,11 +65,12 @@ class SearchStep:
 class Capacity:
     """What the search found: the highest confirmed VALID rate, or none (``peak`` is None).
 
-    ``search_qps`` is the rate LoadGen's FindPeakPerformance settled on, ``search_steps`` the
-    rates it logged; ``tried`` every confirming run in order, the final one last. Only a run
-    LoadGen called VALID is ever the peak. ``searched``: goodput at each rate the search ran
-    (empty where the search left no stamps, as before it wrote token_times.npz, or where the
-    stamps do not split into its runs).
+    ``search_qps`` is the highest rate the peak search's short runs held (harness.analysis.
+    capsearch), ``search_steps`` its own line per rate, ``search_runs`` its LoadGen runs (None
+    in older peak.json files); ``tried`` every confirming run in order, the final one last.
+    Only a run LoadGen called VALID is ever the peak. ``searched``: each rate the search ran,
+    with goodput (empty where it left no step-N/ directories, as LoadGen's FindPeakPerformance
+    searches before it did not).
     """
 
     search_qps: float | None
@@ -73,3 +78,4 @@ class Capacity:
     tried: tuple[RateTried, ...]
     peak: RateTried | None
     searched: tuple[SearchStep, ...] = ()
+    search_runs: int | None = None

@@ -32,6 +32,7 @@ ACCURACY_BLOCK = "accuracy.json"  # the scored block an accuracy test leaves in 
 PEAK_SEARCH_DIR = "peak-search"  # Server's peak search, when no rate was given
 CONFIRM_PREFIX = "confirm-"  # Server's other confirming runs, kept as confirm-1/, confirm-2/...
 PEAK_FILE = "peak.json"  # what the peak search found, in PEAK_SEARCH_DIR
+STEP_PREFIX = "step-"  # each rate the peak search tried, in PEAK_SEARCH_DIR: step-1/, step-2/...
 COMPLIANCE_DIR = "compliance"  # RUN/compliance/TEST0x/: each compliance test's own directory
 
 # --- LoadGen's files, as LoadGen names them ---

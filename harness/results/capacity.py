@@ -1,9 +1,11 @@
 """A generative Server run's capacity: its peak search, each confirming run and the peak.
 
-Read from the run directory the pipeline left: peak-search/peak.json (what LoadGen's
-FindPeakPerformance settled on), confirm-N/ (INVALID confirmations, kept) and the final run,
-each with result.json and the SUT's token_times.npz. Goodput at each rate comes from those
-stamps against the run's own TTFT / TPOT limits. Only a run LoadGen called VALID is the peak.
+Read from the run directory the pipeline left: peak-search/peak.json (what the harness's
+capacity search settled on, harness.analysis.capsearch), peak-search/step-N/ (each rate the
+search tried: LoadGen's logs and the SUT's token_times.npz), confirm-N/ (the confirmations set
+aside) and the final run, each with result.json and the SUT's token_times.npz. Goodput at each
+rate comes from those stamps against the run's own TTFT / TPOT limits. Only a run LoadGen
+called VALID is the peak.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from harness.analysis.goodput import goodput, goodput_by_run
+from harness.analysis.goodput import goodput
 from harness.errors import ResultError
 from harness.handoff import read_peak
 from harness.records.capacity import Capacity, Goodput, RateTried, SearchStep
@@ -21,14 +23,16 @@ from harness.records.layout import (
     DETAIL_LOG,
     PEAK_SEARCH_DIR,
     RESULT_FILE,
+    STEP_PREFIX,
     TOKEN_TIMES_FILE,
 )
-from harness.records.loadgen_log import generated_queries
+from harness.records.loadgen_log import logged_float, parse_detail_log
 from harness.records.result import RunResult
 from harness.results.runfile import load_result
 from harness.telemetry.tokentimes import read_token_times
 
 MAX_CONFIRMS = 64  # more confirm-N directories than the pipeline ever makes: not read
+MAX_STEPS = 64  # more step-N directories than a search ever makes (capsearch.SEARCH_RUNS)
 
 
 def capacity_of(run_dir: Path) -> Capacity | None:
@@ -51,6 +55,7 @@ def capacity_of(run_dir: Path) -> Capacity | None:
     return Capacity(
         search_qps=search.found_qps or None,
         search_steps=tuple(search.steps),
+        search_runs=search.runs,
         tried=runs,
         peak=max(valid, key=lambda t: t.target_qps) if valid else None,
         searched=_searched(run_dir / PEAK_SEARCH_DIR, limits),
@@ -60,27 +65,34 @@ def capacity_of(run_dir: Path) -> Capacity | None:
 def _searched(
     directory: Path, limits: tuple[int | None, int | None] | None
 ) -> tuple[SearchStep, ...]:
-    """Goodput at each rate FindPeakPerformance ran, from the search's own stamps."""
+    """Each rate the search ran (step-N/), LoadGen's judgement and goodput from its own stamps."""
     if limits is None or limits[0] is None or limits[1] is None:
         return ()
-    arrays = _stamps(directory / TOKEN_TIMES_FILE)
-    detail = directory / DETAIL_LOG
-    if arrays is None or not detail.is_file():
-        return ()
-    runs = generated_queries(detail)
-    try:
-        split = goodput_by_run(
-            arrays, [n for n, _ in runs], ttft_limit_ns=limits[0], tpot_limit_ns=limits[1]
+    ttft_limit_ns, tpot_limit_ns = limits[0], limits[1]
+    steps: list[SearchStep] = []
+    for n in range(1, MAX_STEPS + 1):
+        step = directory / f"{STEP_PREFIX}{n}"
+        if not (step / DETAIL_LOG).is_file():
+            break  # the steps are numbered from 1 without gaps
+        log = parse_detail_log(step / DETAIL_LOG)
+        rate = logged_float(log, "effective_target_qps")
+        if rate is None or not rate > 0:
+            raise ResultError(
+                f"{step / DETAIL_LOG}: effective_target_qps is {rate}, not a rate > 0; "
+                "LoadGen logs the rate of every run: run the search again"
+            )
+        within = log.get("result_perf_constraints_met")
+        good = _goodput(step, ttft_limit_ns, tpot_limit_ns)
+        steps.append(
+            SearchStep(
+                directory=f"{PEAK_SEARCH_DIR}/{step.name}",
+                rate_qps=rate,
+                within=within if isinstance(within, bool) else None,
+                queries=0 if good is None else good.queries,
+                goodput=good,
+            )
         )
-    except (ValueError, IndexError) as exc:
-        path = directory / TOKEN_TIMES_FILE
-        raise ResultError(f"{path}: not a token_times file ({exc})") from None
-    if split is None:
-        return ()
-    return tuple(
-        SearchStep(rate_qps=round(n / (span / 1e9), 3) if span else 0.0, queries=n, goodput=g)
-        for (n, span), g in zip(runs, split, strict=True)
-    )
+    return tuple(steps)
 
 
 def _tried(run_dir: Path, name: str) -> RateTried | None:
@@ -155,11 +167,15 @@ def _goodput(directory: Path, ttft_limit_ns: int, tpot_limit_ns: int) -> Goodput
 
 def capacity_lines(capacity: Capacity) -> list[str]:
     """What the search found, for people: every rate tried, then the peak or why there is none."""
-    lines = [f"  capacity: LoadGen's search settled on {capacity.search_qps or 0:g} QPS"]
-    for n, step in enumerate(capacity.searched):
+    runs = "" if capacity.search_runs is None else f" in {capacity.search_runs} runs"
+    lines = [f"  capacity: the peak search settled on {capacity.search_qps or 0:g} QPS{runs}"]
+    for step in capacity.searched:
         good = step.goodput
         text = "n/a" if good is None else f"{good.goodput_qps:.2f} QPS ({good.good}/{good.queries})"
-        lines.append(f"    search run {n}: {step.rate_qps:g} QPS scheduled, goodput {text}")
+        verdict = {True: "within", False: "over", None: "unjudged"}[step.within]
+        lines.append(
+            f"    {step.directory}: {step.rate_qps:g} QPS {verdict} the limits, goodput {text}"
+        )
     for run in capacity.tried:
         good = run.goodput
         goodput_text = (

@@ -1,10 +1,11 @@
 """The generative Server capacity search on llm-tiny: a real search, confirmed, with goodput.
 
-No target_qps: the pipeline runs LoadGen's FindPeakPerformance on token latencies
-(peak-search/), then confirming runs until one is VALID. The capacity read back from the run
-directory names that run as the peak, with goodput from the SUT's own stamps at every rate
-tried. A run LoadGen (or the token checks) called INVALID is never the peak: the same
-directory with its final run turned INVALID reports none.
+No target_qps: the pipeline runs the harness's capacity search (harness.analysis.capsearch)
+on token latencies, each rate a short LoadGen run of its own (peak-search/step-N/), then
+confirming runs that bisect up to the highest VALID rate, 8 runs in all at most. The capacity
+read back from the run directory names that run as the peak, with goodput from the SUT's own
+stamps at every rate tried. A run LoadGen (or the token checks) called INVALID is never the
+peak: the same directory with its final run turned INVALID reports none.
 """
 
 from __future__ import annotations
@@ -17,9 +18,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.analysis import capsearch
 from harness.cli import main
+from harness.errors import ResultError
 from harness.handoff import read_peak
-from harness.records.layout import PEAK_SEARCH_DIR, RESULT_FILE, TOKEN_TIMES_FILE
+from harness.records.layout import (
+    DETAIL_LOG,
+    PEAK_SEARCH_DIR,
+    RESULT_FILE,
+    STEP_PREFIX,
+    TOKEN_TIMES_FILE,
+)
 from harness.results.capacity import capacity_lines, capacity_of
 from harness.results.runfile import load_result, write_result
 from tests.conftest import write_scenario
@@ -60,14 +69,16 @@ def searched(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_search_ends_in_a_confirmed_valid_peak_with_goodput(searched: Path) -> None:
     search = read_peak(searched / PEAK_SEARCH_DIR)
     assert search.found_qps > 0 and len(search.steps) >= 2
+    assert search.runs == len(search.steps) <= capsearch.SEARCH_RUNS
     capacity = capacity_of(searched)
     assert capacity is not None and capacity.peak is not None
     peak = capacity.peak
     assert peak.valid and load_result(searched).valid
-    # Confirmed below the lowest rate the search saw fail (the confirmations may bisect up to
-    # it from a VALID one), within the 8-run budget once one is VALID.
-    assert search.runs is not None and search.failed_qps is not None
-    assert peak.target_qps < search.failed_qps
+    # Every LoadGen run, the search's and the confirmations', within the 8-run budget; the peak
+    # confirmed below the lowest rate the search saw fail (bisected up to it from a VALID one).
+    assert search.runs + len(capacity.tried) <= capsearch.RUN_BUDGET == 8
+    if search.failed_qps is not None:
+        assert peak.target_qps < search.failed_qps
     assert peak.tokens_per_second is not None and peak.tokens_per_second > 0
     limits_ns = (200e6, 50e6)
     assert peak.ttft_p99_ns is not None and 0 < peak.ttft_p99_ns <= limits_ns[0]
@@ -95,15 +106,29 @@ def test_search_ends_in_a_confirmed_valid_peak_with_goodput(searched: Path) -> N
     else:  # a machine with RAPL: the peak's figure is its run's
         for name, mj in peak.energy_per_token_mj.items():
             assert telemetry.sources[name].energy_per_token_mj == mj
-    # goodput at every rate FindPeakPerformance ran: its stamps split by LoadGen's counts
-    with np.load(searched / PEAK_SEARCH_DIR / TOKEN_TIMES_FILE) as data:
-        stamped = len(data["issue_ns"])
-    assert len(capacity.searched) >= len(search.steps)
-    assert sum(step.queries for step in capacity.searched) == stamped
-    for n, step in enumerate(capacity.searched):
-        assert step.goodput is not None and step.goodput.queries == step.queries
-        assert step.rate_qps > 0
-        assert f"search run {n}: {step.rate_qps:g} QPS scheduled" in text
+    # goodput at every rate the search ran, each a LoadGen run of its own with its stamps;
+    # the rate found is the highest one LoadGen judged within both limits, the failed the lowest
+    assert capacity.search_runs == search.runs == len(capacity.searched)
+    assert f"settled on {search.found_qps:g} QPS in {search.runs} runs" in text
+    for n, step in enumerate(capacity.searched, start=1):
+        assert step.directory == f"{PEAK_SEARCH_DIR}/{STEP_PREFIX}{n}"
+        with np.load(searched / step.directory / TOKEN_TIMES_FILE) as data:
+            stamped = len(data["issue_ns"])
+        assert step.goodput is not None and step.goodput.queries == step.queries == stamped >= 24
+        assert step.within is not None
+        # LoadGen logs the rate it ran to 6 significant digits; the search's line, to 1e-3 QPS
+        rate = float(search.steps[n - 1].split(" QPS")[0])
+        assert step.rate_qps == pytest.approx(rate, rel=1e-5)
+        verdict = "within" if step.within else "over"
+        assert search.steps[n - 1].endswith(f"{verdict} the limits")  # as the search judged it
+        assert f"{step.directory}: {step.rate_qps:g} QPS {verdict} the limits" in text
+    held = [step.rate_qps for step in capacity.searched if step.within]
+    missed = [step.rate_qps for step in capacity.searched if not step.within]
+    assert max(held) == pytest.approx(search.found_qps, rel=1e-5)
+    if search.failed_qps is None:  # every rate held: the search stepped up until its runs ran out
+        assert not missed and len(held) == capsearch.SEARCH_RUNS
+    else:
+        assert missed and min(missed) == pytest.approx(search.failed_qps, rel=1e-5)
 
 
 def test_an_invalid_confirmation_is_never_the_peak(searched: Path, tmp_path: Path) -> None:
@@ -119,3 +144,18 @@ def test_an_invalid_confirmation_is_never_the_peak(searched: Path, tmp_path: Pat
     out.write("\n".join(capacity_lines(capacity)))
     assert "no confirmed VALID peak" in out.getvalue()
     assert f"peak {result.server.target_qps:g} QPS" not in out.getvalue()  # type: ignore[union-attr]
+
+
+def test_a_search_step_with_an_edited_rate_is_refused(searched: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "run"
+    shutil.copytree(searched, copy)
+    log = copy / PEAK_SEARCH_DIR / f"{STEP_PREFIX}1" / DETAIL_LOG
+    text = log.read_text(encoding="utf-8")
+    lines = [
+        line.replace('"value": ', '"value": -', 1) if '"effective_target_qps"' in line else line
+        for line in text.splitlines(keepends=True)
+    ]
+    assert lines != text.splitlines(keepends=True)  # the cheat: a rate LoadGen never ran
+    log.write_text("".join(lines), encoding="utf-8")
+    with pytest.raises(ResultError, match=r"step-1/mlperf_log_detail.txt: effective_target_qps"):
+        capacity_of(copy)

@@ -52,24 +52,3 @@ def test_a_queue_that_grew_steps_to_what_the_sut_completed() -> None:
     assert generative_confirm_rate(200.0, 200.0, 198.0) == pytest.approx(180.0)  # kept up
     assert generative_confirm_rate(200.0, 200.0, 100.0) == pytest.approx(90.0)  # ran away
     assert generative_confirm_rate(200.0, None, None) == pytest.approx(180.0)
-
-
-def test_goodput_by_run_splits_the_search_s_stamps_by_loadgen_s_counts() -> None:
-    from harness.analysis.goodput import goodput_by_run
-
-    # two runs, issued one after the other but stamped out of order: the second run's
-    # queries all miss the TTFT limit
-    issue = np.array([0, 10, 20, 1000, 1010, 1020, 1030, 5]) * MS
-    first = issue + np.array([1, 1, 1, 90, 90, 90, 1, 1]) * MS
-    arrays = {
-        "issue_ns": issue,
-        "first_ns": first,
-        "end_ns": first + 10 * MS,
-        "tokens": np.full(8, 11),
-        "start_ns": issue,
-    }
-    split = goodput_by_run(arrays, [4, 4], ttft_limit_ns=50 * MS, tpot_limit_ns=20 * MS)
-    assert split is not None and all(g is not None for g in split)
-    assert [(g.queries, g.good) for g in split if g is not None] == [(4, 4), (4, 1)]
-    # counts that do not add up to the stamps (a query answered empty): no split, not a guess
-    assert goodput_by_run(arrays, [4, 5], ttft_limit_ns=50 * MS, tpot_limit_ns=20 * MS) is None

@@ -13,12 +13,9 @@ from harness.errors import ResultError
 from harness.records.loadgen_log import (
     DetailLog,
     effective_settings,
-    found_peak_qps,
     latency_percentiles_ns,
-    lowest_failed_qps,
     parse_detail_lines,
     parse_detail_log,
-    search_steps,
 )
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "loadgen"
@@ -290,33 +287,3 @@ def test_empty_detail_log(tmp_path: Path) -> None:
     log = parse_detail_log(path)
     assert dict(log.values) == {}
     assert log.errors == ()
-
-
-def test_the_rate_a_server_peak_search_found_and_its_steps() -> None:
-    # A real FindPeakPerformance log of the tiny model (`harness run` with no target_qps).
-    path = FIXTURES / "server-find-peak" / "mlperf_log_detail.txt"
-    assert found_peak_qps(path) == pytest.approx(2630.88, abs=0.01)
-    steps = search_steps(path)
-    assert steps[0].startswith("FindBoundaries: Checking fields [374.234000, 748.468000)")
-    assert all("FindBoundaries" in s or "BinarySearch" in s for s in steps)
-    assert len(steps) == 17
-    # Every rate tried above the one found failed; the lowest is the confirmations' upper end.
-    failed = lowest_failed_qps(steps, found_peak_qps(path) or 0.0)
-    assert failed is not None and 2630.88 < failed < 2630.88 * 1.01
-    assert lowest_failed_qps(["FindBoundaries: Checking fields [1.0, 2.0)"], 1.0) == 2.0
-    assert lowest_failed_qps(["BinarySearch: ... bounds [1.0, 2.0): nan", "other"], 1.0) is None
-
-
-def test_a_log_without_a_found_rate_gives_none(tmp_path: Path) -> None:
-    path = tmp_path / "mlperf_log_detail.txt"
-    path.write_text(
-        ':::MLLOG {"key": "generic_message", "value": "FindPeakPerformance: Found peak '
-        'performance field: 12.5", "time_ms": 1}\n'
-        ':::MLLOG {"key": "result_validity", "value": "VALID", "time_ms": 2}\n',
-        encoding="utf-8",
-    )
-    assert found_peak_qps(path) == 12.5
-    path.write_text(':::MLLOG {"key": "result_validity", "value": "VALID"}\n', encoding="utf-8")
-    assert found_peak_qps(path) is None
-    with pytest.raises(ResultError, match="no search ran"):
-        found_peak_qps(tmp_path / "absent.txt")
