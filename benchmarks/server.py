@@ -245,10 +245,8 @@ def _ms(value: float | None) -> str:
 
 
 def _step(message: str) -> str:
-    """A search step as LoadGen logged it, shortened: the rate range it tried."""
-    for prefix in ("FindBoundaries: Checking fields ", "FindPeakPerformanceBinarySearch: "):
-        message = message.removeprefix(prefix)
-    return message.replace("Testing the mid value of bounds ", "mid of ")
+    """A search step as the capacity search recorded it."""
+    return message
 
 
 def describe(s: ServerRun, reference: float | None) -> list[str]:

@@ -9,7 +9,7 @@ from harness.records.capacity import Goodput
 from harness.records.loadsweep import LoadPoint, TokenPoint
 from harness.records.result import RunResult
 
-# Fractions of LoadGen's FindPeakPerformance rate an automatic sweep runs at: well under it,
+# Fractions of the capacity search's rate an automatic sweep runs at: well under it,
 # where latency is the model's own, up to past it, where the queue grows.
 AUTO_FRACTIONS = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25)
 # Points in a row over the bound after which higher rates only queue longer.

@@ -4,7 +4,7 @@
 rate in turn, each in fresh worker processes as trials (harness.execution.campaign), and
 writes load.json: per rate the completed rate and the p50/p90/p99 latencies (medians over
 the trials) and how many trials met the bound, then the knee, the highest rate that met it.
-`auto` first runs LoadGen's FindPeakPerformance (the Server flow with no target_qps) and
+`auto` first runs the capacity search (the Server flow with no target_qps) and
 sweeps fractions of the rate it found (analysis.loadsweep.AUTO_FRACTIONS). After two rates
 in a row over the bound the sweep stops: higher rates only queue longer.
 
@@ -102,7 +102,7 @@ def _with_rate(request: RunRequest, rate: float | None) -> RunRequest:
 
 
 def _peak(campaign: Campaign, root: Path, stream: IO[str] | None) -> tuple[float, _Held]:
-    """LoadGen's FindPeakPerformance rate (the Server flow with no target) and the limits."""
+    """The capacity search's rate (the Server flow with no target) and the limits."""
     found = dataclasses.replace(campaign, request=_with_rate(campaign.request, None))
     root.mkdir()
     run_trials(found, 1, root=root, stream=stream, brief=True)

@@ -59,7 +59,7 @@ class LoadPoint:
 class LoadSweep:
     """Rates tried in order, the bound, the knee, and why the sweep stopped.
 
-    `peak_qps` is LoadGen's FindPeakPerformance result when the rates were derived from it
+    `peak_qps` is the capacity search's result when the rates were derived from it
     (`--server-rates auto`), None when they were given. A generative model's sweep has its
     p99 TTFT and TPOT limits (`ttft_limit_ns`, `tpot_limit_ns`): LoadGen's VALID is both met.
     """
