@@ -47,10 +47,27 @@ class BatchStepper(Protocol):
         """Whether every row ended."""
 
 
+class Sequential(Stepper, Protocol):
+    """A sequence run whole, one at a time (harness.runtime.genai.Sequence).
+
+    A first token after the prefill, then the rest in one tight loop: a Python call per token
+    costs a few per cent of a small model's token.
+    """
+
+    def first(self) -> int:
+        """Prefills and makes the first token; returns it."""
+
+    def finish(self, stopped: Callable[[], bool]) -> bool:
+        """Makes the rest of the tokens; False if ``stopped()`` said so first."""
+
+    def output(self) -> np.ndarray:
+        """The tokens made (int32)."""
+
+
 class Generator(Protocol):
     """Starts sequences (harness.runtime.genai.GenaiModel)."""
 
-    def start(self, prompt: np.ndarray, *, max_new_tokens: int, min_new_tokens: int) -> Stepper:
+    def start(self, prompt: np.ndarray, *, max_new_tokens: int, min_new_tokens: int) -> Sequential:
         """A sequence after ``prompt``."""
 
     def start_batch(
@@ -140,6 +157,9 @@ class GenerativeSUT:
         self.error: BaseException | None = None
         self.tokens = TokenTimes()
         self.batching: BatchLog | None = None  # Server's continuous batch, once started
+        # the first token's buffer, made once (LoadGen reads it during the call)
+        self._first = np.zeros(1, dtype=np.int32)
+        self._first_at: int = self._first.ctypes.data
 
     def start(self) -> None:
         """Starts the worker thread (Offline and Server)."""
@@ -176,10 +196,26 @@ class GenerativeSUT:
                 self._queue.put(query)
 
     def _run_inline(self, query: _Active) -> None:
+        self._run_whole(query, report_first=True)
+
+    def _stopped(self) -> bool:
+        return self.error is not None
+
+    def _run_whole(self, query: _Active, *, report_first: bool) -> None:
+        """One query generated start to end (SingleStream, and Offline one at a time)."""
         try:
-            self._begin(query)
-            while not self._advance(query):
-                pass
+            if self.error is not None:
+                self._complete_empty(query)
+                return
+            sequence = self._begin(query)
+            token = sequence.first()
+            query.first_ns = self._clock()
+            if report_first:
+                self._first_token(query.response_id, token)
+            if sequence.finish(self._stopped):
+                self._report(query, sequence.output())
+            else:
+                self._complete_empty(query)
         except Exception as exc:
             self._fail(exc, [query])
 
@@ -236,15 +272,13 @@ class GenerativeSUT:
         finished = False  # the None: LoadGen has finished, so nothing more is issued
         while True:
             arrived: list[_Active] = []
-            try:
-                while not finished:
-                    item = self._queue.get(block=not (alone or shared or arrived))
-                    if item is None:
-                        finished = True
-                    else:
-                        arrived.append(item)
-            except queue.Empty:
-                pass
+            # block only when nothing waits; else take what arrived (no queue.Empty raised)
+            while not finished and not ((alone or shared or arrived) and self._queue.empty()):
+                item = self._queue.get()
+                if item is None:
+                    finished = True
+                else:
+                    arrived.append(item)
             if arrived:
                 alone, shared = self._sorted(alone, shared, arrived)
             if not alone and not shared:
@@ -253,6 +287,9 @@ class GenerativeSUT:
                 group = [alone.popleft()]
             else:
                 group = [shared.popleft() for _ in range(min(self._max_active, len(shared)))]
+            if len(group) == 1:  # a batch of one is a lone sequence, without a batch's steps
+                self._run_whole(group[0], report_first=False)
+                continue
             try:
                 self._run_batch(group)
             except Exception as exc:
@@ -298,14 +335,17 @@ class GenerativeSUT:
                 query.answered = True
                 self._complete_empty(query)
 
-    def _begin(self, query: _Active) -> None:
-        budget = self._store.prompts.budgets[query.index]
+    def _begin(self, query: _Active) -> Sequential:
+        prompts = self._store.prompts
+        budget = prompts.budgets[query.index]
         query.started_ns = self._clock()
-        query.sequence = self._generator.start(
-            self._store.prompts.ids[query.index],
+        sequence = self._generator.start(
+            prompts.ids[query.index],
             max_new_tokens=budget,
             min_new_tokens=budget if self._hold_eos else 2,
         )
+        query.sequence = sequence
+        return sequence
 
     def _advance(self, query: _Active) -> bool:
         """One token of ``query``; True when it completed."""
@@ -325,13 +365,13 @@ class GenerativeSUT:
         return True
 
     def _first_token(self, response_id: int, token: int) -> None:
-        first = np.asarray([token], dtype=np.int32)
-        lg.FirstTokenComplete([lg.QuerySampleResponse(response_id, first.ctypes.data, 4, 1)])
+        self._first[0] = token  # one thread answers first tokens: the worker, or LoadGen's
+        lg.FirstTokenComplete([lg.QuerySampleResponse(response_id, self._first_at, 4, 1)])
 
     def _complete(self, query: _Active, sequence: Stepper) -> None:
         self._report(query, sequence.tokens)
 
-    def _report(self, query: _Active, tokens: list[int]) -> None:
+    def _report(self, query: _Active, tokens: list[int] | np.ndarray) -> None:
         out = np.asarray(tokens, dtype=np.int32)
         n_tokens = len(out)
         end = self._clock()

@@ -8,6 +8,7 @@ errors become RunError here, naming the directory.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -120,6 +121,46 @@ class Sequence:
             self._generator.generate_next_token()
         except Exception as exc:  # genai raises bare RuntimeErrors
             raise RunError(f"{self._model.directory}: generation failed: {exc}") from exc
+
+    def first(self) -> int:
+        """Prefills the prompt and makes the first token; returns it (one read of one token)."""
+        try:
+            generator = self._model.generator(self._total, self._minimum)
+            generator.append_tokens(self._prompt)
+            generator.generate_next_token()
+            self._generator = generator
+            return int(generator.get_next_tokens()[0])
+        except Exception as exc:  # genai raises bare RuntimeErrors
+            raise RunError(f"{self._model.directory}: generation failed: {exc}") from exc
+
+    def finish(self, stopped: Callable[[], bool]) -> bool:
+        """Makes the rest of the tokens after ``first``; False if ``stopped()`` said so first.
+
+        One tight loop over genai's own calls, as a bare genai loop runs: on a small model a
+        Python call per token (``step``, ``done``) costs a few per cent of each token.
+        """
+        generator = self._generator
+        if generator is None:
+            raise RunError(f"{self._model.directory}: finish() before first()")
+        step, ended = generator.generate_next_token, generator.is_done
+        try:
+            while not ended():
+                if stopped():
+                    return False
+                step()
+        except Exception as exc:  # genai raises bare RuntimeErrors
+            raise RunError(f"{self._model.directory}: generation failed: {exc}") from exc
+        return True
+
+    def output(self) -> np.ndarray:
+        """The tokens made after the prompt (int32), read from genai at once."""
+        if self._generator is None:
+            return np.zeros(0, dtype=np.int32)
+        try:
+            sequence = self._generator.get_sequence(0)
+        except Exception as exc:  # genai raises bare RuntimeErrors
+            raise RunError(f"{self._model.directory}: generation failed: {exc}") from exc
+        return np.ascontiguousarray(sequence[len(self._prompt) :], dtype=np.int32)
 
     @property
     def tokens(self) -> list[int]:

@@ -11,6 +11,7 @@ never overlap.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,19 @@ class _Delayed:
     @property
     def done(self) -> bool:
         return len(self.tokens) >= self.count
+
+    def first(self) -> int:
+        return self.step()
+
+    def finish(self, stopped: Callable[[], bool]) -> bool:
+        while not self.done:
+            if stopped():
+                return False
+            self.step()
+        return True
+
+    def output(self) -> np.ndarray:
+        return np.asarray(self.tokens, dtype=np.int32)
 
 
 class _Generator:
