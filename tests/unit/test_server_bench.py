@@ -46,13 +46,13 @@ def test_a_valid_last_confirmation_is_the_peak(tmp_path: Path) -> None:
             ceiling_qps=10.0,
             start_qps=5.0,
             found_qps=10.6,
-            steps=["FindBoundaries: Checking fields [5.000000, 10.000000)"],
+            steps=["5.000 QPS: within the bound"],
             confirms=confirms,
             batches={"1": 500},
         ),
         reference=10.0,
     )
-    assert "found 10.6 QPS in 1 steps: [5.000000, 10.000000)" in lines[1]
+    assert "found 10.6 QPS in 1 steps: 5.000 QPS: within the bound" in lines[1]
     assert "confirm 1: 9.54 QPS -> INVALID" in lines[2]
     assert "confirm 2: 6.678 QPS -> VALID" in lines[3]
     assert "/ one-at-a-time ceiling 0.668" in lines[4]
