@@ -10,10 +10,9 @@ one worker thread. Offline generates up to ``max_active`` queries of like budget
 batch (harness.runtime.genai.Batch), each answered at its own end. Server, given a row batch
 (harness.runtime.kvbatch), batches continuously: new queries join the running batch at the next
 step boundary (harness.loadgen.genbatcher; genai's Engine needs a PagedAttention model);
-without one it keeps up to ``max_active`` genai sequences going and steps each by a token in
-turn.
-The SUT records, per query, what it generated and when
-(``TokenTimes``), apart from what it reports, so the result can check LoadGen's figures.
+without one it steps up to ``max_active`` genai sequences a token each in turn. The SUT records,
+per query, what it generated and when (``TokenTimes``), apart from what it reports, so the
+result can check LoadGen's figures.
 """
 
 from __future__ import annotations
@@ -191,15 +190,15 @@ class GenerativeSUT:
         for response_id, index in zip(ids, indices, strict=True):
             query = _Active(response_id=int(response_id), index=int(index), issued_ns=now)
             if self._scenario == "SingleStream":
-                self._run_inline(query)
+                self._run_whole(query, report_first=True)
             else:
                 self._queue.put(query)
 
-    def _run_inline(self, query: _Active) -> None:
-        self._run_whole(query, report_first=True)
-
     def _stopped(self) -> bool:
         return self.error is not None
+
+    def _start_lone(self, prompt: np.ndarray, most: int, least: int) -> Sequential:
+        return self._generator.start(prompt, max_new_tokens=most, min_new_tokens=least)
 
     def _run_whole(self, query: _Active, *, report_first: bool) -> None:
         """One query generated start to end (SingleStream, and Offline one at a time)."""
@@ -233,10 +232,8 @@ class GenerativeSUT:
                     report=self._report,
                     complete_empty=self._complete_empty,
                     fail=self._fail,
-                    stopped=lambda: self.error is not None,
-                    start_lone=lambda prompt, most, least: self._generator.start(
-                        prompt, max_new_tokens=most, min_new_tokens=least
-                    ),
+                    stopped=self._stopped,
+                    start_lone=self._start_lone,
                     batchable=self._generator.batchable,
                 ),
                 log=self.batching,
