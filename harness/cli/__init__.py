@@ -244,7 +244,7 @@ def _parser() -> argparse.ArgumentParser:
         "--server-rates",
         metavar="QPS,... | auto",
         help="Server: latency against these arrival rates, increasing (queries/s), or auto: "
-        "LoadGen's peak search first, then 25 %% to 125 %% of the rate it found; the knee is "
+        "the capacity search first, then 25 %% to 125 %% of the rate it found; the knee is "
         "the highest rate that met the p99 bound in every trial (a generative model's: both "
         "p99 TTFT and TPOT limits, with TTFT/TPOT percentiles, tokens/s and goodput per rate)",
     )

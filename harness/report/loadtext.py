@@ -105,7 +105,7 @@ def load_verdict(sweep: LoadSweep) -> list[str]:
             f"queue grew (completed under {KEPT_UP_SHARE:.0%} of the offered rate): {rates}"
         )
     if sweep.peak_qps is not None:
-        lines.append(f"rates from LoadGen's peak search: {sweep.peak_qps:g} qps")
+        lines.append(f"rates from the capacity search: {sweep.peak_qps:g} qps")
     ran = {p.target_qps for p in sweep.points}
     skipped = [f"{r:g}" for r in sweep.requested_qps if r not in ran]
     stopped = sweep.failure if sweep.failure else _STOPPED[sweep.stopped]

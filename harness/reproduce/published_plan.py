@@ -199,7 +199,7 @@ def _target_line(scenario: str, settings: Mapping[str, SettingValue]) -> str:
         )
     if scenario == "Server":
         return (
-            f"target_qps found here by LoadGen's peak search at the record's latency bound "
+            f"target_qps found here by the capacity search at the record's latency bound "
             f"(the record's rate {settings.get('target_qps')}, its system's)"
         )
     return (

@@ -109,5 +109,5 @@ def test_load_json_round_trips_and_refuses_another_kind(tmp_path: Path) -> None:
         read_load(path)
     text = render_load(sweep, "DIR")
     assert text.splitlines()[0] == "DIR: load sweep, s: Server, p99 bound 15 ms"
-    assert "knee: 10 qps" in text and "rates from LoadGen's peak search: 24 qps" in text
+    assert "knee: 10 qps" in text and "rates from the capacity search: 24 qps" in text
     assert "2 of 2" in text and "0 of 2" in text
