@@ -16,6 +16,7 @@ The trace (tests/fixtures/telemetry/h100_thermal_throttle.csv) is 61 samples at 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -40,8 +41,17 @@ def _replay() -> Telemetry:
     recorder = TelemetryRecorder(
         [gpu], interval_s=0.1, clock=clock, wall_clock=lambda: 1_700_000_000 * S
     )
-    gpu.on_last = recorder.request_stop  # stop when the trace ends, as LoadGen's test would
+    ended = threading.Event()
+
+    def last() -> None:  # stop when the trace ends, as LoadGen's test would
+        recorder.request_stop()
+        ended.set()
+
+    gpu.on_last = last
     recorder.start()
+    # stop() asks the thread to finish at once: call it only once the trace was read to its
+    # end (on a loaded machine the thread can be seconds of trace behind this one).
+    assert ended.wait(120), "the replay never reached the trace's last row"
     return recorder.stop()
 
 
