@@ -18,7 +18,7 @@ generation length (a JSONL prompt file). It prints:
 Medians over the rounds, each round's ratio quoted. On a shared machine read the spread too.
 
 Usage: python benchmarks/llm.py [--models llm-tiny smollm2-135m-instruct] [--rounds 3]
-       [--seconds 4] [--e2e-prompt 16] [--e2e-generation 16] [--no-e2e]
+       [--seconds 4] [--e2e-prompt 16] [--e2e-generation 16] [--no-e2e] [--threads N]
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from harness.config import (
     DataConfig,
     ModelConfig,
     QuickConfig,
+    RuntimeConfig,
     Scenario,
     ScenarioName,
     WarmupConfig,
@@ -51,6 +52,7 @@ from harness.models.llm.store import generative_model_dir
 from harness.records.layout import GENAI_CONFIG, TOKEN_TIMES_FILE
 from harness.records.request import RunRequest
 from harness.results.runfile import load_result
+from harness.runtime.genai import session_overlay
 
 SAMPLES = 16
 SEED = 0
@@ -90,7 +92,11 @@ def _query_figures(start_ns: np.ndarray, end_ns: np.ndarray) -> dict[str, float]
 
 
 def scenario(
-    kind: ScenarioName, zoo: str, seconds: float, generation: GenerationConfig = GENERATION
+    kind: ScenarioName,
+    zoo: str,
+    seconds: float,
+    generation: GenerationConfig = GENERATION,
+    threads: int = 0,
 ) -> Scenario:
     return Scenario(
         name=f"llm-bench-{zoo}-{kind}",
@@ -105,6 +111,7 @@ def scenario(
             performance_sample_count=SAMPLES,
         ),
         generation=generation,
+        runtime=RuntimeConfig(intra_op_threads=threads),
     )
 
 
@@ -114,9 +121,10 @@ def harness_run(
     seconds: float,
     out: Path,
     generation: GenerationConfig = GENERATION,
+    threads: int = 0,
 ) -> Figures:
     """One harness run (quick profile); LoadGen's figures and the SUT's own window."""
-    sc = scenario(kind, zoo, seconds, generation)
+    sc = scenario(kind, zoo, seconds, generation, threads)
     request = RunRequest(scenario=sc, scenario_path=None, profile="quick", hw="cpu")
     run_dir = run_one(request, new_run_dir(request, out))
     result = load_result(run_dir).generation
@@ -233,20 +241,22 @@ def e2e_setup(model: og.Model, out: Path, prompt_length: int, generation_length:
 
 
 def bench(
-    zoo: str, rounds: int, seconds: float, out: Path, e2e: tuple[int, int] | None
+    zoo: str, rounds: int, seconds: float, out: Path, e2e: tuple[int, int] | None, threads: int
 ) -> dict[str, dict[str, list[float]]]:
     """Per comparison ("plain", "e2e"), per figure, each round's harness/other ratio."""
     directory = generative_model_dir(zoo)
     vocab = int(json.loads((directory / GENAI_CONFIG).read_text())["model"]["vocab_size"])
     prompts = synthetic_prompts(GENERATION, vocab=vocab, count=SAMPLES, seed=SEED)
-    model = og.Model(str(directory))
+    config = og.Config(str(directory))
+    config.overlay(session_overlay(threads))  # the harness's session options, on both sides
+    model = og.Model(config)
     plain_run(model, prompts, WARMUP_S)  # warm-up, as the harness's worker warms up
     setup = None if e2e is None else e2e_setup(model, out, *e2e)
     ratios: dict[str, dict[str, list[float]]] = {}
     for n in range(1, rounds + 1):
-        offline = harness_run("Offline", zoo, seconds, out)
+        offline = harness_run("Offline", zoo, seconds, out, threads=threads)
         plain = plain_run(model, prompts, max(offline.span_s, seconds))  # the same window
-        single = harness_run("SingleStream", zoo, seconds, out)
+        single = harness_run("SingleStream", zoo, seconds, out, threads=threads)
         record(ratios, "plain", ratios_of(offline, single, plain))
         print(line(zoo, n, "vs plain", (offline, single), plain), flush=True)
         print(
@@ -259,10 +269,10 @@ def bench(
         if setup is None:
             continue
         generation = e2e_generation(setup.prompt_file, setup.generation_length)
-        offline = harness_run("Offline", zoo, seconds, out, generation)
+        offline = harness_run("Offline", zoo, seconds, out, generation, threads)
         tokenizer = og.Tokenizer(model)
         theirs = run_e2e(model, tokenizer, setup.prompt, generation_length=setup.generation_length)
-        single = harness_run("SingleStream", zoo, seconds, out, generation)
+        single = harness_run("SingleStream", zoo, seconds, out, generation, threads)
         record(ratios, "benchmark_e2e", ratios_of(offline, single, e2e_figures(theirs)))
         print(line(zoo, n, "vs benchmark_e2e", (offline, single), e2e_figures(theirs)))
         print(
@@ -292,11 +302,19 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--e2e-prompt", type=int, default=16, help="benchmark_e2e's -l")
     parser.add_argument("--e2e-generation", type=int, default=16, help="benchmark_e2e's -g")
     parser.add_argument("--no-e2e", action="store_true", help="leave (c) out")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="intra-op threads on both sides (runtime.intra_op_threads; 0: onnxruntime's default)",
+    )
     args = parser.parse_args(argv)
     e2e = None if args.no_e2e else (args.e2e_prompt, args.e2e_generation)
     with tempfile.TemporaryDirectory(prefix="llm-bench-") as tmp:
         for zoo in args.models:
-            for against, figures in bench(zoo, args.rounds, args.seconds, Path(tmp), e2e).items():
+            for against, figures in bench(
+                zoo, args.rounds, args.seconds, Path(tmp), e2e, args.threads
+            ).items():
                 for key, values in figures.items():
                     rounds = ", ".join(f"{v:.3f}" for v in values)
                     target = TARGETS[key] if against == "plain" else "none"

@@ -267,7 +267,9 @@ class Scenario:
                 zoo=self.model.zoo,
                 batch_size=self.batch_size,
                 target_qps=self.server.target_qps,
-                runtime_set=self.runtime != RuntimeConfig(),
+                # the intra-op threads reach genai's session (genai_config's overlay)
+                runtime_set=dataclasses.replace(self.runtime, intra_op_threads=0)
+                != RuntimeConfig(),
                 data_source=self.data.source,
             )
         if self.schema_version != SCHEMA_VERSION:

@@ -123,8 +123,9 @@ def check_generative(
         )
     if runtime_set:
         raise ValueError(
-            "runtime: onnxruntime-genai takes its session options from the model's "
-            "genai_config.json, not from runtime:; remove the runtime block"
+            "runtime: a generative scenario takes only runtime.intra_op_threads; "
+            "onnxruntime-genai takes its other session options from the model's "
+            "genai_config.json; remove the other runtime keys"
         )
     if data_source != "synthetic":
         raise ValueError(

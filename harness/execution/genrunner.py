@@ -204,7 +204,8 @@ def _row_batch(job: Job, ready: _Ready) -> ContinuousBatch | None:
     assert generation is not None  # a generative job
     if job.request.scenario.scenario != "Server" or generation.server_batching != "continuous":
         return None
-    return ContinuousBatch(ready.model.directory)
+    threads = job.request.scenario.runtime.intra_op_threads
+    return ContinuousBatch(ready.model.directory, intra_op_threads=threads)
 
 
 def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
@@ -238,7 +239,11 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
     )
     variant = generative_variant(name, scenario.model.precision)
     directory = variant.directory
-    model = GenaiModel(directory, provider=GENAI_PROVIDERS[job.request.hw][0])
+    model = GenaiModel(
+        directory,
+        provider=GENAI_PROVIDERS[job.request.hw][0],
+        intra_op_threads=scenario.runtime.intra_op_threads,
+    )
     count = scenario.data.total_sample_count
     vocab = int(json.loads((directory / GENAI_CONFIG).read_text())["model"]["vocab_size"])
     seed = scenario.data.seed

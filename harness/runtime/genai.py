@@ -25,11 +25,31 @@ def genai_version() -> str:
     return required_version("onnxruntime-genai")
 
 
+def session_overlay(intra_op_threads: int, *, pad_token_id: int | None = None) -> str:
+    """genai_config.json's overlay: the decoder session's intra-op threads, the pad id.
+
+    0 threads leaves onnxruntime's default; no pad id leaves the file's. genai 0.18 accepts
+    no session config entries here, so its spinning stays onnxruntime's default (on).
+    """
+    model: dict[str, object] = {}
+    if pad_token_id is not None:
+        model["pad_token_id"] = pad_token_id
+    if intra_op_threads:
+        model["decoder"] = {"session_options": {"intra_op_num_threads": intra_op_threads}}
+    return json.dumps({"model": model})
+
+
 class GenaiModel:
     """A generative model directory (model.onnx, genai_config.json, tokenizer) loaded once."""
 
-    def __init__(self, directory: Path, *, provider: str = "cpu") -> None:
-        """``provider``: genai's name for the execution provider ("cpu", "cuda")."""
+    def __init__(
+        self, directory: Path, *, provider: str = "cpu", intra_op_threads: int = 0
+    ) -> None:
+        """A model directory, loaded with genai's provider name ("cpu", "cuda").
+
+        ``intra_op_threads``: the scenario's runtime.intra_op_threads (0: onnxruntime's
+        default, one per physical core).
+        """
         self.directory = directory
         self.provider = provider
         try:
@@ -48,7 +68,7 @@ class GenaiModel:
             self.pad_id = vocab - 1
         try:
             config = og.Config(str(directory))
-            config.overlay(json.dumps({"model": {"pad_token_id": self.pad_id}}))
+            config.overlay(session_overlay(intra_op_threads, pad_token_id=self.pad_id))
             if provider != "cpu":
                 config.clear_providers()
                 config.append_provider(provider)

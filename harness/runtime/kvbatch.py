@@ -79,11 +79,12 @@ class Row:
 class ContinuousBatch:
     """Rows generated together, a token each per ``step``; ``admit`` adds one between steps."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, intra_op_threads: int = 0) -> None:
         self.directory = directory
         self._spec = _decoder(directory)
         providers = ["CUDAExecutionProvider"] if self._spec.cuda else []
         options = ort.SessionOptions()
+        options.intra_op_num_threads = intra_op_threads  # 0: one per physical core
         # no spinning between steps: the waiting threads would starve LoadGen's issue thread
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:

@@ -11,8 +11,8 @@ from harness.records.layout import CPU_TELEMETRY_FILE, TELEMETRY_FILE
 from harness.records.memory import MemoryFootprint
 from harness.records.telemetry import TelemetrySummary
 from harness.telemetry.base import Telemetry
-from harness.telemetry.cpu import CpuSampler, discover_cpu
 from harness.telemetry.cpufile import CpuTelemetry, write_cpu_csv
+from harness.telemetry.cpuproc import CpuSamplerProcess
 from harness.telemetry.csvfile import write_telemetry_csv
 from harness.telemetry.discover import close_sources, discover_sources
 from harness.telemetry.external import check_meter_opt_in
@@ -49,8 +49,8 @@ class TelemetryWindow:
         self._recorder = TelemetryRecorder(
             self._sources, interval_s=interval_s, unavailable=unavailable
         )
-        probe, missing = discover_cpu(cpu_root)
-        self._cpu = CpuSampler(probe, interval_s=interval_s, unavailable=missing)
+        # In a child process: a thread here would wait for the timed path's GIL (cpuproc.py)
+        self._cpu = CpuSamplerProcess(cpu_root, interval_s=interval_s)
         self._memory = MemoryWindow(devices=self._sources, proc_self=proc_self)
         self._record: Telemetry | None = None
         self._cpu_record: CpuTelemetry | None = None
@@ -81,6 +81,7 @@ class TelemetryWindow:
             if self._opened:
                 self.close()
         finally:
+            self._cpu.kill()  # a window that never opened: its child waits for a start
             # A source stuck in a read is left alone: closing its session could hang too.
             close_sources(s for s in self._sources if s.name not in self._recorder.abandoned)
 

@@ -91,7 +91,10 @@ def test_a_generative_server_may_search_its_rate_and_runs_one_sequence_per_query
         load_scenario(path)
     path = _scenario(tmp_path, "hold_eos: true")
     path.write_text(path.read_text() + "runtime: {intra_op_threads: 2}\n")
-    with pytest.raises(ConfigError, match="runtime: onnxruntime-genai takes its session options"):
+    assert load_scenario(path).runtime.intra_op_threads == 2  # genai's session takes it
+    path = _scenario(tmp_path, "hold_eos: true")
+    path.write_text(path.read_text() + "runtime: {intra_op_threads: 2, allow_spinning: false}\n")
+    with pytest.raises(ConfigError, match="runtime: a generative scenario takes only runtime"):
         load_scenario(path)
 
 
