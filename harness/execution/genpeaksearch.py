@@ -66,6 +66,7 @@ def run_generative_peak_search(
             scenario=at_rate,
             profile=job.request.profile,
             model_key=job.request.loadgen_key,
+            pins=job.request.pins,
             expected=Expectation(latency_ns=warmup.median_latency_ns, samples_per_second=rate_qps),
             total_samples=ready.prompts.count,
             mode="performance",
