@@ -11,17 +11,13 @@ FindPeakPerformance took 15 on llm-tiny (its bisection stops at an absolute 10^-
 
 from __future__ import annotations
 
-import dataclasses
 from typing import IO
 
 from harness.analysis import capsearch
 from harness.execution.genrunner import _prepare, _timed, _warm_up, _write_token_times
+from harness.execution.searchstep import SearchSteps
 from harness.handoff import PeakSearch
-from harness.loadgen.plan import write_test_confs
 from harness.records.job import Job
-from harness.records.layout import DETAIL_LOG, STEP_PREFIX
-from harness.records.loadgen_log import parse_detail_log
-from harness.records.request import Expectation
 from harness.stopping import Phases
 
 
@@ -54,40 +50,25 @@ def run_generative_peak_search(
     warmup = _warm_up(ready, scenario)
     start = scenario.server.target_qps or generative_start_qps(warmup.median_latency_ns)
     phases.enter("loadgen")
-    steps: list[str] = []
-
-    def passes(rate_qps: float) -> bool:
-        directory = job.run_dir / f"{STEP_PREFIX}{len(steps) + 1}"
-        directory.mkdir()
-        server = dataclasses.replace(scenario.server, target_qps=round(rate_qps, 3))
-        at_rate = dataclasses.replace(scenario, server=server)
-        plan = write_test_confs(
-            directory,
-            scenario=at_rate,
-            profile=job.request.profile,
-            model_key=job.request.loadgen_key,
-            expected=Expectation(latency_ns=warmup.median_latency_ns, samples_per_second=rate_qps),
-            total_samples=ready.prompts.count,
-            mode="performance",
-        )
-        step = dataclasses.replace(
-            job, run_dir=directory, request=dataclasses.replace(job.request, scenario=at_rate)
-        )
-        sut, _ = _timed(step, ready, plan, None, progress)
-        _write_token_times(directory, sut)  # this rate's stamps: its goodput
-        within = parse_detail_log(directory / DETAIL_LOG).get("result_perf_constraints_met")
-        steps.append(f"{rate_qps:.3f} QPS: {'within' if within is True else 'over'} the limits")
-        if progress is not None:
-            progress.write(f"  generative peak search: {steps[-1]}\n")
-        return within is True
-
+    passes = SearchSteps(
+        job,
+        # each rate's stamps beside its logs: its goodput
+        lambda step, plan: _write_token_times(
+            step.run_dir, _timed(step, ready, plan, None, progress)[0]
+        ),
+        latency_ns=warmup.median_latency_ns,
+        total_samples=ready.prompts.count,
+        judged="the limits",
+        name="generative peak search",
+        progress=progress,
+    )
     if progress is not None:
         progress.write(f"  generative peak search from {start:g} QPS (p99 TTFT and TPOT)\n")
     outcome = capsearch.search(start, passes)
     return PeakSearch(
         found_qps=outcome.found_qps or 0.0,
         start_qps=start,
-        steps=steps,
+        steps=passes.steps,
         runs=len(outcome.tried),
         failed_qps=outcome.failed_qps,
     )

@@ -127,6 +127,7 @@ def run_generative(
         scenario=scenario,
         profile=job.request.profile,
         model_key=job.request.loadgen_key,
+        pins=job.request.pins,
         expected=expected,
         total_samples=ready.prompts.count,
         mode="performance",

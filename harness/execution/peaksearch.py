@@ -10,19 +10,15 @@ The confirmations (harness.execution.confirming) then judge by LoadGen's full ve
 
 from __future__ import annotations
 
-import dataclasses
 from typing import IO
 
 from harness.analysis import capsearch
 from harness.analysis.queueing import ceiling_qps
 from harness.execution.runner import _loadgen_test, _prepare, _warmed
+from harness.execution.searchstep import SearchSteps
 from harness.handoff import PeakSearch
 from harness.loadgen.conf import server_latency_bound_ns
-from harness.loadgen.plan import write_test_confs
 from harness.records.job import Job
-from harness.records.layout import DETAIL_LOG, STEP_PREFIX
-from harness.records.loadgen_log import parse_detail_log
-from harness.records.request import Expectation
 from harness.stopping import Phases
 
 
@@ -51,42 +47,22 @@ def run_peak_search(job: Job, *, phases: Phases, progress: IO[str] | None = None
     start = scenario.server.target_qps or search_start_qps(
         policy.costs_ms, bound_ms, scenario.server.workers
     )
-    steps: list[str] = []
-
-    def passes(rate_qps: float) -> bool:
-        directory = job.run_dir / f"{STEP_PREFIX}{len(steps) + 1}"
-        directory.mkdir()
-        server = dataclasses.replace(scenario.server, target_qps=round(rate_qps, 3))
-        at_rate = dataclasses.replace(scenario, server=server)
-        plan = write_test_confs(
-            directory,
-            scenario=at_rate,
-            profile=job.request.profile,
-            model_key=job.request.loadgen_key,
-            pins=job.request.pins,
-            expected=Expectation(latency_ns=warmup.min_latency_ns, samples_per_second=rate_qps),
-            total_samples=ready.source.total_count,
-            mode="performance",
-        )
-        step = dataclasses.replace(
-            job,
-            run_dir=directory,
-            request=dataclasses.replace(job.request, scenario=at_rate),
-        )
-        _loadgen_test(step, ready, executor, plan, None, None)
-        within = parse_detail_log(directory / DETAIL_LOG).get("result_perf_constraints_met")
-        steps.append(f"{rate_qps:.3f} QPS: {'within' if within is True else 'over'} the bound")
-        if progress is not None:
-            progress.write(f"  peak search: {steps[-1]}\n")
-        return within is True
-
+    passes = SearchSteps(
+        job,
+        lambda step, plan: _loadgen_test(step, ready, executor, plan, None, None),
+        latency_ns=warmup.min_latency_ns,
+        total_samples=ready.source.total_count,
+        judged="the bound",
+        name="peak search",
+        progress=progress,
+    )
     if progress is not None:
         progress.write(f"  Server peak search from {start:g} QPS (bound {bound_ms:g} ms)\n")
     outcome = capsearch.search(start, passes)
     return PeakSearch(
         found_qps=outcome.found_qps or 0.0,
         start_qps=start,
-        steps=steps,
+        steps=passes.steps,
         max_wait_ms=policy.max_wait_ms,
         runs=len(outcome.tried),
         failed_qps=outcome.failed_qps,
