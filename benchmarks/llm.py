@@ -15,6 +15,11 @@ generation length (a JSONL prompt file). It prints:
 (c) harness / benchmark_e2e: Offline tokens/s against its new tokens per wall-clock second,
     TTFT p50 against its prompt processing plus first sampling, TPOT p50 against its mean
     token generation step (its figures are means over 10 repetitions after 5 warm-ups).
+(d) the harness against the smallest LoadGen SUT there is (benchmarks/lg_floor.py: the bare
+    loop inline in LoadGen's issue callback, from the main thread), and that minimal SUT
+    against the bare loop: what LoadGen itself costs a Python SUT here, and what the harness
+    adds on top of it. On a model whose token takes ~75 us (llm-tiny), LoadGen's own share
+    is a few per cent, which (b)'s 1.03 cannot absorb; (d) is the harness's own part.
 Medians over the rounds, each round's ratio quoted. On a shared machine read the spread too.
 
 Usage: python benchmarks/llm.py [--models llm-tiny smollm2-135m-instruct] [--rounds 3]
@@ -35,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime_genai as og
 from genai_e2e import E2EFigures, e2e_prompt, run_e2e
+from lg_floor import FloorFigures, floor_run, query_seconds
 
 from harness.config import (
     DataConfig,
@@ -214,6 +220,13 @@ def e2e_generation(prompt_file: Path, generation_length: int) -> GenerationConfi
     )
 
 
+def floor_figures(offline: FloorFigures, single: FloorFigures) -> Figures:
+    """The minimal LoadGen SUT's tokens/s (Offline) and TTFT/TPOT p50 (SingleStream)."""
+    return Figures(
+        tokens_per_second=offline.tokens_per_second, ttft_ms=single.ttft_ms, tpot_ms=single.tpot_ms
+    )
+
+
 def line(zoo: str, n: int, what: str, harness: tuple[Figures, Figures], other: Figures) -> str:
     offline, single = harness
     return (
@@ -251,6 +264,7 @@ def bench(
     config.overlay(session_overlay(threads))  # the harness's session options, on both sides
     model = og.Model(config)
     plain_run(model, prompts, WARMUP_S)  # warm-up, as the harness's worker warms up
+    query_s = query_seconds(model, prompts)  # the minimal SUT's LoadGen settings
     setup = None if e2e is None else e2e_setup(model, out, *e2e)
     ratios: dict[str, dict[str, list[float]]] = {}
     for n in range(1, rounds + 1):
@@ -259,6 +273,14 @@ def bench(
         single = harness_run("SingleStream", zoo, seconds, out, threads=threads)
         record(ratios, "plain", ratios_of(offline, single, plain))
         print(line(zoo, n, "vs plain", (offline, single), plain), flush=True)
+        # (d) LoadGen's own floor: the bare loop inside a minimal LoadGen SUT
+        floor = floor_figures(
+            floor_run(model, prompts, "Offline", seconds, query_s),
+            floor_run(model, prompts, "SingleStream", seconds, query_s),
+        )
+        record(ratios, "minimal-SUT", ratios_of(offline, single, floor))
+        record(ratios, "minimal-SUT/plain", ratios_of(floor, floor, plain))
+        print(line(zoo, n, "vs minimal LoadGen SUT", (offline, single), floor), flush=True)
         print(
             f"    Offline per query, harness / plain: generation p50 {offline.query_p50_ms:.3f} / "
             f"{plain.query_p50_ms:.3f} ms, mean {offline.query_mean_ms:.3f} / "
@@ -318,8 +340,9 @@ def main(argv: list[str]) -> int:
                 for key, values in figures.items():
                     rounds = ", ".join(f"{v:.3f}" for v in values)
                     target = TARGETS[key] if against == "plain" else "none"
+                    label = against if "/" in against else f"harness/{against}"
                     print(
-                        f"{zoo}: {key} harness/{against} median {statistics.median(values):.3f} "
+                        f"{zoo}: {key} {label} median {statistics.median(values):.3f} "
                         f"(target {target}; rounds {rounds})"
                     )
     return 0

@@ -86,3 +86,22 @@ def test_the_harness_runs_benchmark_e2e_s_prompt_and_the_ratios_are_formed(
     )
     ratios = llm.ratios_of(offline, single, llm.e2e_figures(e2e))
     assert len(ratios) == len(llm.TARGETS) and all(r > 0 and math.isfinite(r) for r in ratios)
+
+
+def test_the_minimal_loadgen_sut_answers_every_query_with_its_tokens() -> None:
+    """(d)'s floor: LoadGen's own figures on the bare loop; Offline counts every output token."""
+    import lg_floor  # benchmarks/lg_floor.py
+
+    directory = generative_model_dir("llm-tiny")
+    vocab = int(json.loads((directory / "genai_config.json").read_text())["model"]["vocab_size"])
+    prompts = synthetic_prompts(llm.GENERATION, vocab=vocab, count=4, seed=0)
+    model = og.Model(str(directory))
+    query_s = lg_floor.query_seconds(model, prompts)
+    assert query_s > 0
+    single = lg_floor.floor_run(model, prompts, "SingleStream", 0.3, query_s)
+    offline = lg_floor.floor_run(model, prompts, "Offline", 0.3, query_s)
+    assert 0 < single.tpot_ms < single.ttft_ms  # a token after the first is a step, no prefill
+    # Offline's rate is LoadGen's count of the tokens the SUT handed back, over its window:
+    # at most one query's worth of tokens per query time (it ran them one at a time)
+    assert 0 < offline.tokens_per_second <= 1.5 * max(prompts.budgets) / query_s
+    assert math.isnan(offline.ttft_ms) or offline.ttft_ms > 0
