@@ -31,6 +31,8 @@ class FloorFigures:
     tokens_per_second: float
     ttft_ms: float
     tpot_ms: float
+    answered_tokens: int = 0  # what the SUT handed back, by its own count
+    span_s: float = 0.0  # the SUT's first issue to its last answer
 
 
 class _MinimalSut:
@@ -41,8 +43,10 @@ class _MinimalSut:
         self._first = np.zeros(1, dtype=np.int32)
         self._first_at = self._first.ctypes.data
         self._out = np.zeros(0, dtype=np.int32)
+        self.tokens, self.first_ns, self.last_ns = 0, 0, 0
 
     def issue(self, ids: list[int], indices: list[int]) -> None:
+        self.first_ns = self.first_ns or time.monotonic_ns()
         for response_id, index in zip(ids, indices, strict=True):
             prompt, budget = self._prompts.ids[index], self._prompts.budgets[index]
             params = og.GeneratorParams(self._model)
@@ -59,6 +63,8 @@ class _MinimalSut:
             self._out = out  # alive until LoadGen has read it
             response = lg.QuerySampleResponse(response_id, out.ctypes.data, out.nbytes, len(out))
             lg.QuerySamplesComplete([response])
+            self.tokens += len(out)
+        self.last_ns = time.monotonic_ns()
 
     def flush(self) -> None:
         """Nothing is held back."""
@@ -105,6 +111,8 @@ def floor_run(
         tokens_per_second=figures.tokens_per_second or float("nan"),
         ttft_ms=float("nan") if ttft is None else ttft / 1e6,
         tpot_ms=float("nan") if tpot is None else tpot / 1e6,
+        answered_tokens=sut.tokens,
+        span_s=(sut.last_ns - sut.first_ns) / 1e9,
     )
 
 
