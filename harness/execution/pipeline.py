@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from harness.analysis.earlystop import queries_for_share
+from harness.analysis import capsearch
 from harness.compliance.swap import SWAP_TEST, SwapVerdict, read_swap_verdict
 from harness.compliance.verify import Verdict, verify
 from harness.errors import STOP_SIGNALS, Interrupted, ResultError, RunError, stop_signal
@@ -44,11 +44,6 @@ from harness.results.capacity import capacity_lines, capacity_of
 from harness.stopping import HeldStops, Phases, mark_stopped, pause_from_env, worker_stop
 from harness.text import printable
 
-# Server's confirming runs after a peak search (harness.analysis.capsearch picks their rates;
-# harness.execution.confirming keeps their files). Each runs enough queries for early
-# stopping to allow CONFIRM_SHARE of the nominal 1 % over the bound (1,453 at p99: judged
-# near p99.6; 500 allow none: p99.8); the search's runs keep the scenario's.
-CONFIRM_SHARE = 0.4
 # A search whose start misses the bound reruns from SEARCH_DROP of it (SEARCHES at most).
 SEARCHES = 3
 SEARCH_DROP = 0.25
@@ -194,7 +189,10 @@ def _at_rate(job: Job, qps: float, *, confirming: bool = True, hold_ms: float | 
     if server.max_wait_ms is None and hold_ms is not None:
         server = dataclasses.replace(server, max_wait_ms=hold_ms)
     quick = scenario.quick
-    queries = queries_for_share(CONFIRM_SHARE)  # at p99, as mlperf.conf judges Server
+    # Server's confirming runs after a peak search get early stopping's length (harness.
+    # analysis.capsearch picks their rates and sizes them; harness.execution.confirming keeps
+    # their files); the search's runs keep the scenario's.
+    queries = capsearch.confirm_queries()  # at p99, as mlperf.conf judges Server
     if confirming and quick.min_query_count < queries:
         quick = dataclasses.replace(quick, min_query_count=queries)
     scenario = dataclasses.replace(scenario, server=server, quick=quick)

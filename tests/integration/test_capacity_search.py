@@ -16,8 +16,9 @@ tail, so it lies above the stationary M/D/1 ceiling (harness.analysis.queueing.c
 
 Each rate is one real LoadGen performance run (its own StartTest, its verdict from its
 detail log); the search and the confirmations are the harness's own (harness.analysis.capsearch),
-judged as the pipeline judges them: the search's short runs by p99 within the bound, the
-confirmations by LoadGen's VALID at early stopping's length (queries_for_share(CONFIRM_SHARE)).
+judged as the pipeline judges them: the search's short runs by capsearch.step_passes (p99
+within the bound, and no larger a share over it than a confirmation may have), the
+confirmations by LoadGen's VALID at early stopping's length (capsearch.confirm_queries()).
 """
 
 from __future__ import annotations
@@ -35,9 +36,8 @@ import numpy as np
 import pytest
 
 from harness.analysis import capsearch
-from harness.analysis.earlystop import allowed_overs, confirm_step, queries_for_share
+from harness.analysis.earlystop import allowed_overs, confirm_step
 from harness.analysis.queueing import ceiling_qps
-from harness.execution.pipeline import CONFIRM_SHARE
 from harness.loadgen.timed import SWITCH_INTERVAL_S
 from harness.records.loadgen_log import logged_int, parse_detail_log
 
@@ -135,12 +135,13 @@ class LoadGenRuns:
         return within, valid, overs, answered
 
     def passes(self, rate_qps: float) -> bool:
-        """A search run: the scenario's short length, judged by its p99 alone."""
-        return self.run(rate_qps, SEARCH_QUERIES)[0]
+        """A search run: the scenario's short length, judged as the harness judges a step."""
+        within, _, overs, answered = self.run(rate_qps, SEARCH_QUERIES)
+        return capsearch.step_passes(within, overs, answered)
 
     def confirms(self, rate_qps: float) -> capsearch.Verdict:
         """A confirming run: early stopping's length, judged by LoadGen's verdict."""
-        _, valid, overs, answered = self.run(rate_qps, queries_for_share(CONFIRM_SHARE))
+        _, valid, overs, answered = self.run(rate_qps, capsearch.confirm_queries())
         return capsearch.Verdict(valid=valid, lower_qps=rate_qps * confirm_step(overs, answered))
 
 

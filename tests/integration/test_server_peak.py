@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.analysis import capsearch
-from harness.analysis.earlystop import queries_for_share
 from harness.cli import main
-from harness.execution.pipeline import CONFIRM_SHARE
 from tests.conftest import write_scenario
 
 # A bound generous for the tiny model (0.3-0.6 ms a query) so that a shared, loaded machine
@@ -50,7 +48,7 @@ def test_a_peak_search_ends_in_a_confirmed_valid_peak(
     assert 0 < server["target_qps"] <= peak.get("failed_qps", 1e12) * (1 + 1e-5)
     # Its run was long enough for early stopping to allow 0.4 % over the bound, and met it.
     answered = sum(int(size) * n for size, n in server["batch_sizes"].items())
-    assert answered >= queries_for_share(CONFIRM_SHARE)
+    assert answered >= capsearch.confirm_queries()
     assert server["early_stopping_met"] is True and server["latency_constraint_met"] is True
     # Every confirmation set aside was INVALID or at a lower rate: the result is the highest
     # rate LoadGen called VALID, within the run budget.

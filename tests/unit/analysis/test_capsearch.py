@@ -91,3 +91,31 @@ def test_the_run_budget_stops_the_bisection_once_a_rate_is_valid() -> None:
 def test_a_start_of_zero_is_refused() -> None:
     with pytest.raises(ValueError, match="rate > 0"):
         capsearch.search(0.0, lambda _: True)
+
+
+def test_a_confirmation_may_have_6_of_1453_over_the_bound() -> None:
+    # Early stopping's allowance at the confirmation's length: LoadGen's rule (test_earlystop).
+    assert capsearch.confirm_queries() == 1453
+    assert capsearch.confirm_over_share() == pytest.approx(6 / 1453)
+
+
+@pytest.mark.parametrize(
+    ("within", "overs", "queries", "passes"),
+    [
+        (True, 0, 240, True),
+        # p99 within the bound (2 of 240 over is under 1 %), but a confirmation at this tail
+        # (0.83 % over, where 0.41 % is allowed) fails: the step must fail as well.
+        (True, 2, 240, False),
+        (True, 1, 240, False),  # 0.417 % > 0.413 %
+        (True, 1, 300, True),  # 0.333 %
+        (True, 6, 1453, True),
+        (True, 7, 1453, False),
+        (False, 0, 240, False),  # LoadGen's own verdict still rules
+        (True, None, None, True),  # a log without the counts: its p99 alone
+        (False, None, None, False),
+    ],
+)
+def test_a_search_step_is_judged_as_a_confirmation_would_judge_its_tail(
+    within: bool, overs: int | None, queries: int | None, passes: bool
+) -> None:
+    assert capsearch.step_passes(within, overs, queries) is passes
