@@ -32,7 +32,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.analysis.queueing import ceiling_qps
+from harness.analysis.earlystop import allowed_overs
+from harness.analysis.queueing import (
+    ceiling_qps,
+    early_stopping_capacity_qps,
+    service_times_ms,
+)
 from harness.config import (
     DataConfig,
     ModelConfig,
@@ -45,10 +50,11 @@ from harness.config import (
 from harness.errors import HarnessError, ResultError
 from harness.execution.pipeline import new_run_dir, run_one
 from harness.handoff import read_peak
-from harness.records.layout import CONFIRM_PREFIX, PEAK_SEARCH_DIR
+from harness.records.layout import CONFIRM_PREFIX, PEAK_SEARCH_DIR, QUERY_LATENCIES_FILE
 from harness.records.request import RunRequest
 from harness.records.result import RunResult
 from harness.results.runfile import load_result
+from harness.telemetry.latencies import read_query_latencies
 
 TARGET_RATIO = 0.6  # confirmed peak / one-at-a-time ceiling (issue #28)
 
@@ -74,6 +80,10 @@ class Confirm:
     p99_ms: float | None
     overs: int | None
     early_stopping_met: bool | None
+    # What an ideal FIFO dispatcher could confirm with this run's own service times, in
+    # their order (harness.analysis.queueing.early_stopping_capacity_qps); None: not derivable
+    # (batches of more than one query, or no stamps).
+    capacity_qps: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,6 +100,12 @@ class ServerRun:
     confirms: list[Confirm]
     batches: dict[str, int]
     failure: str | None = None
+
+    @property
+    def capacity_qps(self) -> float | None:
+        """The median of the confirmations' ideal-dispatcher capacities (None: none had one)."""
+        known = [c.capacity_qps for c in self.confirms if c.capacity_qps is not None]
+        return statistics.median(known) if known else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,7 +152,7 @@ def run(sc: Scenario, out: Path) -> Path:
     return run_one(request, new_run_dir(request, out), progress=sys.stderr)
 
 
-def _confirm(result: RunResult) -> Confirm:
+def _confirm(result: RunResult, capacity: float | None) -> Confirm:
     server = result.server
     assert server is not None
     p99 = result.latency_ns.p99
@@ -146,20 +162,48 @@ def _confirm(result: RunResult) -> Confirm:
         p99_ms=None if p99 is None else p99 / 1e6,
         overs=server.overlatency_queries,
         early_stopping_met=server.early_stopping_met,
+        capacity_qps=capacity,
     )
 
 
-def confirms_of(run_dir: Path) -> list[Confirm]:
+def dispatch_capacity(
+    run_dir: Path, result: RunResult, bound_ms: float, workers: int
+) -> float | None:
+    """The rate an ideal dispatcher could confirm with this run's own service times.
+
+    Only where every batch was one query (each query's service follows from its stamps).
+    """
+    server = result.server
+    path = run_dir / QUERY_LATENCIES_FILE
+    if server is None or set(server.batch_sizes) != {"1"} or not path.is_file():
+        return None
+    stamps = read_query_latencies(path)
+    allowed = allowed_overs(stamps.rows)
+    if allowed < 0:
+        return None
+    services = service_times_ms(stamps.issue_ns, stamps.complete_ns, workers)
+    return early_stopping_capacity_qps(services, bound_ms, servers=workers, allowed_overs=allowed)
+
+
+def confirms_of(run_dir: Path, *, bound_ms: float | None = None, workers: int = 1) -> list[Confirm]:
     """Every confirming run: those set aside in confirm-N/, then the run directory's own.
 
     The run directory keeps the highest rate LoadGen called VALID (harness.execution.confirming
-    moves it back there), or the last INVALID run when none was.
+    moves it back there), or the last INVALID run when none was. With ``bound_ms``, each
+    also gets its ideal-dispatcher capacity (dispatch_capacity).
     """
     aside = sorted(
         (p for p in run_dir.glob(f"{CONFIRM_PREFIX}*") if p.is_dir()),
         key=lambda p: int(p.name[len(CONFIRM_PREFIX) :]),
     )
-    return [_confirm(load_result(p)) for p in [*aside, run_dir]]
+    confirms = []
+    for path in [*aside, run_dir]:
+        result = load_result(path)
+        capacity = None
+        if bound_ms is not None:
+            capacity = dispatch_capacity(path, result, bound_ms, workers)
+        confirms.append(_confirm(result, capacity))
+    return confirms
 
 
 def confirmed_peak(confirms: list[Confirm]) -> float | None:
@@ -190,7 +234,7 @@ def measure_server(args: argparse.Namespace, layout: Layout, out: Path) -> Serve
     except ResultError:
         start, found, steps = None, None, []
     cost = server.batch_costs_ms.get("1")
-    confirms = confirms_of(run_dir)
+    confirms = confirms_of(run_dir, bound_ms=args.bound_ms, workers=layout.workers)
     return ServerRun(
         layout=layout,
         peak_qps=confirmed_peak(confirms),
@@ -265,6 +309,11 @@ def describe(s: ServerRun, reference: float | None) -> list[str]:
             f"    confirm {n}: {c.qps:g} QPS -> {'VALID' if c.valid else 'INVALID'}, p99 "
             f"{_ms(c.p99_ms)}, over bound {c.overs}, early stopping "
             f"{'met' if c.early_stopping_met else 'NOT met'}"
+            + (
+                ""
+                if c.capacity_qps is None
+                else f"; an ideal dispatcher on its own service times: {c.capacity_qps:g} QPS"
+            )
         )
     sizes = ", ".join(f"{k}: {v}" for k, v in s.batches.items())
     if s.peak_qps is None:
@@ -272,9 +321,11 @@ def describe(s: ServerRun, reference: float | None) -> list[str]:
     else:
         ratio = "n/a" if not reference else f"{s.peak_qps / reference:.3f}"
         own = "n/a" if not s.ceiling_qps else f"{s.peak_qps / s.ceiling_qps:.3f}"
+        dispatch = "n/a" if not s.capacity_qps else f"{s.peak_qps / s.capacity_qps:.3f}"
         lines.append(
             f"    peak: {s.peak_qps:g} QPS confirmed VALID; / one-at-a-time ceiling {ratio}, "
-            f"/ own M/D/{s.layout.workers} ceiling {own} (batches {sizes})"
+            f"/ own M/D/{s.layout.workers} ceiling {own}, / ideal dispatcher on the "
+            f"confirmations' own service times (median) {dispatch} (batches {sizes})"
         )
     return lines
 
@@ -309,6 +360,17 @@ def summarise(rounds: list[Round], layouts: list[Layout], args: argparse.Namespa
             f"({len(peaks)}/{len(rounds)} rounds confirmed VALID); / ceiling median "
             f"{ratio:.3f} (rounds: {shown}); {verdict} the "
             f"{TARGET_RATIO} target; / Offline {statistics.median(peaks) / offline:.3f}"
+        )
+        # What the harness loses against an ideal dispatcher on the same service times: the
+        # rest of the gap to the ceiling is the machine's own service-time tail.
+        dispatch = [
+            s.peak_qps / s.capacity_qps if s.peak_qps is not None and s.capacity_qps else 0.0
+            for s, _ in runs
+        ]
+        print(
+            f"    / ideal dispatcher on its own service times: median "
+            f"{statistics.median(dispatch):.3f} (rounds: "
+            f"{', '.join(f'{x:.3f}' if x else 'none' for x in dispatch)})"
         )
         if every and (best is None or ratio > best[0]):
             best = (ratio, layout.name)

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import shutil
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+
+from harness.analysis.queueing import ceiling_qps
+from harness.records.layout import QUERY_LATENCIES_FILE
+from harness.telemetry.latencies import QueryLatencies, write_query_latencies
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -100,3 +106,58 @@ def test_every_round_confirmed_at_the_target_meets_it(capsys: pytest.CaptureFixt
     assert code == 0
     assert "(rounds: 0.629, 0.675, 0.661); meets the 0.6 target" in out
     assert "best layout: 2x1 (peak / ceiling 0.661)" in out
+
+
+def _stamped(run_dir: Path, batch_sizes: dict[str, int]) -> None:
+    """The recorded INVALID run with 500 one-query batches and their stamps: 2 FIFO workers."""
+    run_dir.mkdir(parents=True)
+    data = json.loads(INVALID.read_text())
+    data["server"]["batch_sizes"] = batch_sizes
+    (run_dir / "result.json").write_text(json.dumps(data))
+    rng = np.random.default_rng(3)
+    issue = np.cumsum(rng.exponential(1e9 / 9.0, 500)).astype(np.int64)
+    free_at, done = [0, 0], []
+    for arrival in issue.tolist():
+        start = max(arrival, heapq.heappop(free_at))
+        heapq.heappush(free_at, start + 75_000_000)
+        done.append(start + 75_000_000)
+    record = QueryLatencies(
+        scenario="Server",
+        query=np.arange(500),
+        issue_ns=issue,
+        complete_ns=np.asarray(done),
+        samples=np.ones(500, dtype=np.int64),
+    )
+    write_query_latencies(record, run_dir / QUERY_LATENCIES_FILE)
+
+
+def test_a_confirmation_gets_what_an_ideal_dispatcher_could_confirm(tmp_path: Path) -> None:
+    _stamped(tmp_path / "run", {"1": 500})
+    (confirm,) = server.confirms_of(tmp_path / "run", bound_ms=200.0, workers=2)
+    # 500 queries allow none over the bound (early stopping): 75 ms fixed on 2 workers.
+    assert confirm.capacity_qps is not None
+    assert 0.5 * ceiling_qps(75.0, 200.0, servers=2) < confirm.capacity_qps
+    assert confirm.capacity_qps <= ceiling_qps(75.0, 200.0, servers=2)
+    lines = server.describe(
+        server.ServerRun(
+            layout=server.Layout(2, 1),
+            peak_qps=6.0,
+            costs_ms={"1": 75.0},
+            ceiling_qps=13.4,
+            start_qps=9.4,
+            found_qps=9.8,
+            steps=[],
+            confirms=[confirm],
+            batches={"1": 500},
+        ),
+        12.0,
+    )
+    assert f"an ideal dispatcher on its own service times: {confirm.capacity_qps:g} QPS" in lines[2]
+    assert f"(median) {6.0 / confirm.capacity_qps:.3f}" in lines[-1]
+
+
+def test_batches_of_several_queries_have_no_dispatcher_capacity(tmp_path: Path) -> None:
+    _stamped(tmp_path / "run", {"1": 324, "2": 88})  # services do not follow from the stamps
+    (confirm,) = server.confirms_of(tmp_path / "run", bound_ms=200.0, workers=2)
+    assert confirm.capacity_qps is None
+    assert server.confirms_of(tmp_path / "run")[0].capacity_qps is None  # no bound given
