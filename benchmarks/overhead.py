@@ -11,6 +11,9 @@
     LoadGen's own, progress) over the timed window, per thread from /proc: inference fills every
     core, so this is what they take from it, and it does not swing with the machine's load as
     (b)'s ratio does. Target: <= 1 % of the machine's cores.
+(d) In each Offline round, the plain loop also runs inside a minimal LoadGen SUT
+    (benchmarks/offline_floor.py) for as long: harness / minimal SUT is what the harness adds
+    on top of LoadGen, minimal SUT / plain what LoadGen alone costs. Printed, not judged.
 
 Usage: python benchmarks/overhead.py [--rounds 3] [--ss-seconds 5] [--offline-seconds 20]
 """
@@ -48,6 +51,7 @@ from harness.runtime.session import Session, SessionRequest, create_session
 from harness.runtime.targets import get_target
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from offline_floor import offline_floor
 from thread_cpu import ThreadMonitor, WindowCpu
 
 # (a): what LoadGen's issue and completion path and the SUT add to a query (issue #24: 5 us).
@@ -164,11 +168,13 @@ def measure(
     cpu: list[WindowCpu | None] | None = None,
     telemetry_ms: tuple[int, ...] = (TelemetryConfig().interval_ms,),
     windows: list[float] | None = None,
+    floor: list[float] | None = None,
 ) -> tuple[dict[int, list[float]], list[float]]:
     """Per round, the harness once per telemetry interval and the plain loop, interleaved.
 
     Returns each interval's harness figures and the plain figures; `cpu` gets the first
-    interval's thread accounting, `windows` each plain Offline loop's length. Offline's plain
+    interval's thread accounting, `windows` each plain Offline loop's length, `floor` (if given)
+    the plain loop inside a minimal LoadGen SUT, (d), of the same length. Offline's plain
     loop runs as long as the harness's last timed window: LoadGen sizes its one query from
     the warm-up (25 % high, and 10 % more), so a "20 s" run times 27-45 s, and a sustained
     loop on this VM slows by about 1 % from its first 20 s to 45 s: unequal lengths alone
@@ -181,9 +187,20 @@ def measure(
     window_s = seconds
     for r in range(rounds):
         # Alternate which side goes first so drift does not favour one side.
-        sides: list[int | None] = [*telemetry_ms, None]
+        sides: list[int | str | None] = [
+            *telemetry_ms,
+            None,
+            *(["floor"] if floor is not None else []),
+        ]
         for side in sides if r % 2 == 0 else sides[::-1]:
-            if side is not None:
+            if side == "floor" and floor is not None:
+                session = plain_session(plain_sc)
+                rng = np.random.default_rng(0)
+                feeds = {
+                    s.name: rng.standard_normal(s.shape, dtype=np.float32) for s in session.inputs
+                }
+                floor.append(offline_floor(session, feeds, window_s).samples_per_second)
+            elif isinstance(side, int):
                 sc = scenario(kind, zoo, batch, seconds, runtime, telemetry_ms=side)
                 with ThreadMonitor() as monitor:
                     figures = harness_run(sc, out)
@@ -278,6 +295,24 @@ def offline_lines(
     return lines, ratio < 0.99 or not beside or statistics.median(beside) > 1.0
 
 
+def floor_lines(ours: dict[int, list[float]], plain: list[float], floor: list[float]) -> list[str]:
+    """(d): the harness against the plain loop inside a minimal LoadGen SUT, and that SUT against
+    the plain loop: what the harness adds, and what LoadGen alone costs."""
+    if not floor:
+        return []
+    judged = ours.get(TelemetryConfig().interval_ms, next(iter(ours.values())))
+    own = [round(o / f, 3) for o, f in zip(judged, floor, strict=True)]
+    lg_cost = [round(f / p, 3) for f, p in zip(floor, plain, strict=True)]
+    return [
+        f"(d) minimal LoadGen SUT (the plain loop in LoadGen's issue callback): "
+        f"{[round(v, 2) for v in floor]} samples/s",
+        f"    harness / minimal SUT {statistics.median(judged) / statistics.median(floor):.3f} "
+        f"(per round {own}, median {statistics.median(own):.3f}): what the harness adds",
+        f"    minimal SUT / plain {statistics.median(floor) / statistics.median(plain):.3f} "
+        f"(per round {lg_cost}, median {statistics.median(lg_cost):.3f}): what LoadGen costs",
+    ]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -316,6 +351,7 @@ def main() -> int:
         if args.only in (None, "offline"):
             cpu: list[WindowCpu | None] = []
             windows: list[float] = []
+            floor: list[float] = []
             by_ms, plain = measure(
                 "Offline",
                 "resnet50",
@@ -327,11 +363,12 @@ def main() -> int:
                 cpu,
                 telemetry_ms=tuple(dict.fromkeys(args.telemetry_ms)),
                 windows=windows,
+                floor=floor,
             )
             shown = [round(w, 1) for w in windows]
             print(f"plain loops as long as the harness's timed windows: {shown} s")
             lines, offline_failed = offline_lines(args.offline_batch, by_ms, plain, cpu)
-            print("\n".join(lines))
+            print("\n".join([*lines, *floor_lines(by_ms, plain, floor)]))
             failed |= offline_failed
     return 1 if failed else 0
 

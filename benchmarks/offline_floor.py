@@ -1,0 +1,106 @@
+"""LoadGen's floor for a CNN in Offline: the plain batched loop inside a minimal LoadGen SUT.
+
+The smallest Offline SUT there is: LoadGen's issue callback runs benchmarks/overhead.py's plain
+loop inline (session.run on one preallocated batch, again and again) and hands each batch's
+output to QuerySamplesComplete; the logging the harness uses (end of test, no trace). No
+sample store, no gather, no stamps, no telemetry, no worker process. Against the plain loop
+it is what LoadGen itself costs (its IO thread polls every 10 ms, a compile-time constant, and
+wakes a core the onnxruntime pool is spinning on); the harness against it is what the
+harness adds on top.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import mlperf_loadgen as lg
+import numpy as np
+
+from harness.loadgen.conf import OFFLINE_SLACK, whole_batches_qps
+from harness.records.loadgen_log import logged_float, parse_detail_log
+from harness.runtime.session import Session
+
+DETAIL_LOG = "mlperf_log_detail.txt"
+SAMPLES = 64  # the QSL's performance set, as overhead.py's harness side loads
+
+
+@dataclass(frozen=True)
+class OfflineFloor:
+    samples_per_second: float  # LoadGen's
+    answered: int  # samples the SUT completed, by its own count
+    window_s: float  # the SUT's first issue to its last completion
+
+
+class _MinimalOfflineSut:
+    """Answers Offline's query inline, batch by batch, on one fixed batch of inputs."""
+
+    def __init__(self, session: Session, feeds: dict[str, np.ndarray]) -> None:
+        self._session, self._feeds = session, feeds
+        self._batch = session.inputs[0].shape[0]
+        self._keep: list[np.ndarray] = []
+        self.answered, self.first_ns, self.last_ns = 0, 0, 0
+
+    def issue(self, ids: list[int], indices: list[int]) -> None:
+        del indices  # the same batch every time, as the plain loop
+        self.first_ns = self.first_ns or time.monotonic_ns()
+        for start in range(0, len(ids), self._batch):
+            out = self._session.run(self._feeds)[0]
+            self._keep = [out]  # alive until LoadGen has read it
+            stride = out.nbytes // self._batch
+            chunk = ids[start : start + self._batch]
+            base = out.ctypes.data
+            responses = [
+                lg.QuerySampleResponse(i, base + n * stride, stride) for n, i in enumerate(chunk)
+            ]
+            lg.QuerySamplesComplete(responses)
+            self.answered += len(chunk)
+        self.last_ns = time.monotonic_ns()
+
+    def flush(self) -> None:
+        """Nothing is held back."""
+
+
+def offline_floor(session: Session, feeds: dict[str, np.ndarray], seconds: float) -> OfflineFloor:
+    """One LoadGen Offline test of about ``seconds`` on the minimal SUT (warmed up here).
+
+    LoadGen sizes its one query as OFFLINE_SLACK x min_duration x expected rate; the rate
+    comes from a warm batch and the duration is set so the query takes about ``seconds``,
+    in whole batches, as the harness sizes its own.
+    """
+    for _ in range(3):
+        session.run(feeds)
+    start = time.perf_counter()
+    session.run(feeds)
+    batch = session.inputs[0].shape[0]
+    rate = batch / (time.perf_counter() - start)
+    duration_ms = max(int(seconds / OFFLINE_SLACK * 1000), 1)
+    sut = _MinimalOfflineSut(session, feeds)
+    settings = lg.TestSettings()
+    settings.scenario = lg.TestScenario.Offline
+    settings.mode = lg.TestMode.PerformanceOnly
+    settings.min_duration_ms = duration_ms
+    settings.min_query_count = batch
+    settings.offline_expected_qps = whole_batches_qps(rate, batch, duration_ms)
+    with tempfile.TemporaryDirectory(prefix="offline-floor-") as tmp:
+        log = lg.LogSettings()
+        log.log_output.outdir = tmp
+        log.log_output.copy_summary_to_stdout = False
+        log.enable_trace = False
+        log.log_mode = lg.LoggingMode.EndOfTestOnly
+        handle_sut = lg.ConstructFastSUT(sut.issue, sut.flush)
+        handle_qsl = lg.ConstructQSL(SAMPLES, SAMPLES, lambda _: None, lambda _: None)
+        try:
+            lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log)
+        finally:
+            lg.DestroyQSL(handle_qsl)
+            lg.DestroyFastSUT(handle_sut)
+        detail = parse_detail_log(Path(tmp) / DETAIL_LOG)
+    logged = logged_float(detail, "result_samples_per_second")
+    return OfflineFloor(
+        samples_per_second=float("nan") if logged is None else logged,
+        answered=sut.answered,
+        window_s=(sut.last_ns - sut.first_ns) / 1e9,
+    )

@@ -1,0 +1,31 @@
+"""benchmarks/offline_floor.py: the plain loop inside a minimal LoadGen Offline SUT, for real."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import offline_floor  # noqa: E402  (benchmarks/offline_floor.py)
+import overhead  # noqa: E402  (benchmarks/overhead.py)
+
+from harness.config import RuntimeConfig  # noqa: E402
+
+
+def test_the_minimal_sut_answers_every_sample_loadgen_asked_for() -> None:
+    sc = overhead.scenario("Offline", "tiny", 4, 1.0, RuntimeConfig())
+    session = overhead.plain_session(sc)
+    rng = np.random.default_rng(0)
+    feeds = {s.name: rng.standard_normal(s.shape, dtype=np.float32) for s in session.inputs}
+    floor = offline_floor.offline_floor(session, feeds, 0.5)
+    # LoadGen's query: whole batches, at least the half second asked, all answered.
+    assert floor.answered > 0 and floor.answered % 4 == 0
+    assert floor.window_s > 0.3
+    # LoadGen's rate is the SUT's own count over (about) its own span: never above it by
+    # more than the slack of LoadGen's window starting before the first issue.
+    own = floor.answered / floor.window_s
+    assert 0.5 * own < floor.samples_per_second <= 1.01 * own
