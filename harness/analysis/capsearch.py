@@ -53,6 +53,7 @@ CONFIRM_MARGIN = 0.95
 # highest rate that passes, well inside the 5 % the search promises.
 CONFIRM_PRECISION = 0.02
 RUN_BUDGET = 8  # every run, the search's and the confirmations': the search's promise
+CONFIRMS = 5  # confirmations at most, even with no VALID yet (the pipeline's old bound)
 # Each confirmation runs enough queries for early stopping to allow CONFIRM_SHARE of the
 # nominal 1 % over the bound (1,453 at p99: judged near p99.6; 500 allow none: p99.8).
 CONFIRM_SHARE = 0.4
@@ -86,9 +87,6 @@ def step_passes(within_bound: bool, overs: int | None, queries: int | None) -> b
     if overs is None or not queries:
         return True
     return overs <= confirm_over_share() * queries
-
-
-CONFIRMS = 5  # confirmations at most, even with no VALID yet (the pipeline's old bound)
 
 
 @dataclass(frozen=True, kw_only=True)
