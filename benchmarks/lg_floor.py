@@ -11,19 +11,16 @@ what the harness adds on top.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import mlperf_loadgen as lg
 import numpy as np
 import onnxruntime_genai as og
+from minimal_lg import run_minimal
 
 from harness.datasets.prompts import Prompts
-from harness.records.loadgen_log import logged_token_figures, parse_detail_log
-
-DETAIL_LOG = "mlperf_log_detail.txt"
+from harness.records.loadgen_log import logged_token_figures
 
 
 @dataclass(frozen=True)
@@ -90,21 +87,8 @@ def floor_run(
     else:
         settings.scenario = lg.TestScenario.Offline
         settings.offline_expected_qps = 1.0 / query_s
-    with tempfile.TemporaryDirectory(prefix="lg-floor-") as tmp:
-        log = lg.LogSettings()
-        log.log_output.outdir = tmp
-        log.log_output.copy_summary_to_stdout = False
-        log.enable_trace = False
-        log.log_mode = lg.LoggingMode.EndOfTestOnly
-        handle_sut = lg.ConstructFastSUT(sut.issue, sut.flush)
-        count = prompts.count
-        handle_qsl = lg.ConstructQSL(count, count, lambda _: None, lambda _: None)
-        try:
-            lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log)
-        finally:
-            lg.DestroyQSL(handle_qsl)
-            lg.DestroyFastSUT(handle_sut)
-        figures = logged_token_figures(parse_detail_log(Path(tmp) / DETAIL_LOG))
+    detail = run_minimal(sut.issue, sut.flush, prompts.count, settings)
+    figures = logged_token_figures(detail)
     ttft = (figures.ttft_ns or {}).get("p50")
     tpot = (figures.tpot_ns or {}).get("p50")
     return FloorFigures(

@@ -12,19 +12,17 @@ harness adds on top.
 from __future__ import annotations
 
 import statistics
-import tempfile
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 import mlperf_loadgen as lg
 import numpy as np
+from minimal_lg import run_minimal
 
 from harness.loadgen.conf import OFFLINE_SLACK, whole_batches_qps
-from harness.records.loadgen_log import logged_float, parse_detail_log
+from harness.records.loadgen_log import logged_float
 from harness.runtime.session import Session
 
-DETAIL_LOG = "mlperf_log_detail.txt"
 SAMPLES = 64  # the QSL's performance set, as overhead.py's harness side loads
 
 
@@ -86,20 +84,7 @@ def offline_floor(session: Session, feeds: dict[str, np.ndarray], seconds: float
     settings.min_duration_ms = duration_ms
     settings.min_query_count = batch
     settings.offline_expected_qps = whole_batches_qps(rate, batch, duration_ms)
-    with tempfile.TemporaryDirectory(prefix="offline-floor-") as tmp:
-        log = lg.LogSettings()
-        log.log_output.outdir = tmp
-        log.log_output.copy_summary_to_stdout = False
-        log.enable_trace = False
-        log.log_mode = lg.LoggingMode.EndOfTestOnly
-        handle_sut = lg.ConstructFastSUT(sut.issue, sut.flush)
-        handle_qsl = lg.ConstructQSL(SAMPLES, SAMPLES, lambda _: None, lambda _: None)
-        try:
-            lg.StartTestWithLogSettings(handle_sut, handle_qsl, settings, log)
-        finally:
-            lg.DestroyQSL(handle_qsl)
-            lg.DestroyFastSUT(handle_sut)
-        detail = parse_detail_log(Path(tmp) / DETAIL_LOG)
+    detail = run_minimal(sut.issue, sut.flush, SAMPLES, settings)
     logged = logged_float(detail, "result_samples_per_second")
     return OfflineFloor(
         samples_per_second=float("nan") if logged is None else logged,

@@ -126,11 +126,16 @@ def plain_single_stream(sc: Scenario, seconds: float) -> float:
     return float(statistics.median(latencies))
 
 
+def plain_feeds(session: Session) -> dict[str, np.ndarray]:
+    """The plain loop's one batch: seeded normal values for every input, reused every run."""
+    rng = np.random.default_rng(0)
+    return {s.name: rng.standard_normal(s.shape, dtype=np.float32) for s in session.inputs}
+
+
 def plain_loop(sc: Scenario, seconds: float) -> tuple[float, float]:
     """Median latency (ns) and samples/s of session.run on preallocated inputs."""
     session = plain_session(sc)
-    rng = np.random.default_rng(0)
-    feeds = {s.name: rng.standard_normal(s.shape, dtype=np.float32) for s in session.inputs}
+    feeds = plain_feeds(session)
     for _ in range(5):
         session.run(feeds)
     latencies = []
@@ -195,11 +200,9 @@ def measure(
         for side in sides if r % 2 == 0 else sides[::-1]:
             if side == "floor" and floor is not None:
                 session = plain_session(plain_sc)
-                rng = np.random.default_rng(0)
-                feeds = {
-                    s.name: rng.standard_normal(s.shape, dtype=np.float32) for s in session.inputs
-                }
-                floor.append(offline_floor(session, feeds, window_s).samples_per_second)
+                floor.append(
+                    offline_floor(session, plain_feeds(session), window_s).samples_per_second
+                )
             elif isinstance(side, int):
                 sc = scenario(kind, zoo, batch, seconds, runtime, telemetry_ms=side)
                 with ThreadMonitor() as monitor:

@@ -67,8 +67,9 @@ def test_a_valid_last_confirmation_is_the_peak(tmp_path: Path) -> None:
     assert "/ one-at-a-time ceiling 0.668" in lines[4]
 
 
-def _round(peak: float | None, ceiling: float) -> server.Round:
-    run = server.ServerRun(
+def _two_workers(peak: float | None, confirms: list[server.Confirm]) -> server.ServerRun:
+    """A 2x1 layout's run as the evening's ResNet-50 rounds had it (75 ms a query)."""
+    return server.ServerRun(
         layout=server.Layout(2, 1),
         peak_qps=peak,
         costs_ms={"1": 75.0},
@@ -76,11 +77,17 @@ def _round(peak: float | None, ceiling: float) -> server.Round:
         start_qps=9.4,
         found_qps=12.2,
         steps=[],
-        confirms=[],
+        confirms=confirms,
         batches={"1": 1453},
     )
+
+
+def _round(peak: float | None, ceiling: float) -> server.Round:
     return server.Round(
-        offline_sps=25.4, single_p50_ms=40.0, servers=[run], reference_ceiling_qps=ceiling
+        offline_sps=25.4,
+        single_p50_ms=40.0,
+        servers=[_two_workers(peak, [])],
+        reference_ceiling_qps=ceiling,
     )
 
 
@@ -138,20 +145,7 @@ def test_a_confirmation_gets_what_an_ideal_dispatcher_could_confirm(tmp_path: Pa
     assert confirm.capacity_qps is not None
     assert 0.5 * ceiling_qps(75.0, 200.0, servers=2) < confirm.capacity_qps
     assert confirm.capacity_qps <= ceiling_qps(75.0, 200.0, servers=2)
-    lines = server.describe(
-        server.ServerRun(
-            layout=server.Layout(2, 1),
-            peak_qps=6.0,
-            costs_ms={"1": 75.0},
-            ceiling_qps=13.4,
-            start_qps=9.4,
-            found_qps=9.8,
-            steps=[],
-            confirms=[confirm],
-            batches={"1": 500},
-        ),
-        12.0,
-    )
+    lines = server.describe(_two_workers(6.0, [confirm]), 12.0)
     assert f"an ideal dispatcher on its own service times: {confirm.capacity_qps:g} QPS" in lines[2]
     assert f"(median) {6.0 / confirm.capacity_qps:.3f}" in lines[-1]
 
