@@ -64,11 +64,11 @@ def scenario(
     batch: int,
     seconds: float,
     runtime: RuntimeConfig,
-    telemetry_ms: int = TelemetryConfig().interval_ms,
+    telemetry_ms: int = TelemetryConfig().cpu_interval_ms,
 ) -> Scenario:
     dims = {"height": 224, "width": 224} if zoo == "resnet50" else {}
     return Scenario(
-        telemetry=TelemetryConfig(interval_ms=telemetry_ms),
+        telemetry=TelemetryConfig(cpu_interval_ms=telemetry_ms),
         name=f"overhead-{zoo}-{kind}",
         scenario=kind,
         batch_size=batch,
@@ -171,7 +171,7 @@ def measure(
     runtime: RuntimeConfig,
     out: Path,
     cpu: list[WindowCpu | None] | None = None,
-    telemetry_ms: tuple[int, ...] = (TelemetryConfig().interval_ms,),
+    telemetry_ms: tuple[int, ...] = (TelemetryConfig().cpu_interval_ms,),
     windows: list[float] | None = None,
     floor: list[float] | None = None,
 ) -> tuple[dict[int, list[float]], list[float]]:
@@ -274,7 +274,7 @@ def offline_lines(
     """(b) and (c)'s report, and whether either missed its target (judged at the default
     telemetry interval; other intervals are printed beside it)."""
     lines: list[str] = []
-    default_ms = TelemetryConfig().interval_ms
+    default_ms = TelemetryConfig().cpu_interval_ms
     judged = ours.get(default_ms, next(iter(ours.values())))
     for ms, figures in ours.items():
         ratio = statistics.median(figures) / statistics.median(plain)
@@ -303,7 +303,7 @@ def floor_lines(ours: dict[int, list[float]], plain: list[float], floor: list[fl
     the plain loop: what the harness adds, and what LoadGen alone costs."""
     if not floor:
         return []
-    judged = ours.get(TelemetryConfig().interval_ms, next(iter(ours.values())))
+    judged = ours.get(TelemetryConfig().cpu_interval_ms, next(iter(ours.values())))
     own = [round(o / f, 3) for o, f in zip(judged, floor, strict=True)]
     lg_cost = [round(f / p, 3) for f, p in zip(floor, plain, strict=True)]
     return [
@@ -329,10 +329,10 @@ def main() -> int:
     parser.add_argument("--no-spinning", action="store_true")
     parser.add_argument("--only", choices=("ss", "offline"))
     parser.add_argument(
-        "--telemetry-ms",
+        "--cpu-telemetry-ms",
         type=int,
         nargs="+",
-        default=[TelemetryConfig().interval_ms],
+        default=[TelemetryConfig().cpu_interval_ms],
         help="(b): the harness once per CPU telemetry interval in each round (default: the "
         "scenario default only)",
     )
@@ -364,7 +364,7 @@ def main() -> int:
                 runtime,
                 out,
                 cpu,
-                telemetry_ms=tuple(dict.fromkeys(args.telemetry_ms)),
+                telemetry_ms=tuple(dict.fromkeys(args.cpu_telemetry_ms)),
                 windows=windows,
                 floor=floor,
             )

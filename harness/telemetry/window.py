@@ -45,12 +45,11 @@ class TelemetryWindow:
         self._sources, unavailable = discover_sources(
             hw=hw, root=root, external_command=config.external_command, external_csv=csv
         )
-        interval_s = config.interval_ms / 1000
         self._recorder = TelemetryRecorder(
-            self._sources, interval_s=interval_s, unavailable=unavailable
+            self._sources, interval_s=config.interval_ms / 1000, unavailable=unavailable
         )
         # In a child process: a thread here would wait for the timed path's GIL (cpuproc.py)
-        self._cpu = CpuSamplerProcess(cpu_root, interval_s=interval_s)
+        self._cpu = CpuSamplerProcess(cpu_root, interval_s=config.cpu_interval_ms / 1000)
         self._memory = MemoryWindow(devices=self._sources, proc_self=proc_self)
         self._record: Telemetry | None = None
         self._cpu_record: CpuTelemetry | None = None

@@ -393,6 +393,12 @@ YAML_CASES = [
         ("bad.yaml", "telemetry.interval_ms: must be 10..10000, got 0"),
     ),
     Case(
+        "yaml-cpu-telemetry-interval-out-of-range",
+        _tail("telemetry: {cpu_interval_ms: 20000}\n"),
+        CONFIG,
+        ("bad.yaml", "telemetry.cpu_interval_ms: must be 10..10000, got 20000"),
+    ),
+    Case(
         "yaml-empty-file",
         _run(""),
         CONFIG,

@@ -24,6 +24,7 @@ from harness.telemetry.cpu import (
     stat_ticks,
 )
 from harness.telemetry.cpufile import read_cpu_csv, render_cpu_csv, write_cpu_csv
+from harness.telemetry.csvfile import read_telemetry_csv
 from harness.telemetry.filestate import telemetry_file_state
 from harness.telemetry.window import TelemetryWindow
 
@@ -231,7 +232,8 @@ def test_absent_and_present_telemetry_files(tmp_path: Path) -> None:
 
 
 def test_the_telemetry_window_writes_and_names_both_csv_files(tmp_path: Path) -> None:
-    window = TelemetryWindow("cpu", TelemetryConfig(interval_ms=10), cpu_root=_laptop(tmp_path))
+    config = TelemetryConfig(interval_ms=10, cpu_interval_ms=20)
+    window = TelemetryWindow("cpu", config, cpu_root=_laptop(tmp_path))
     window.open()
     time.sleep(0.05)
     window.close()
@@ -243,6 +245,8 @@ def test_the_telemetry_window_writes_and_names_both_csv_files(tmp_path: Path) ->
     assert window.files == {"cpu_telemetry": CPU_TELEMETRY_FILE, "telemetry": "telemetry.csv"}
     t = read_cpu_csv(run_dir / CPU_TELEMETRY_FILE)
     assert {v for _, v in t.points("temp_coretemp_package_id_0_c")} == {61.0}
+    # Each sampler keeps its own interval: the host CPU's is not the power sources'
+    assert t.interval_s == 0.02 and read_telemetry_csv(run_dir / "telemetry.csv").interval_s == 0.01
     assert telemetry_file_state(run_dir / CPU_TELEMETRY_FILE).state == "present"
 
 
