@@ -32,8 +32,7 @@ DataSource = Literal["synthetic", "npy", "imagenet", "photos"]
 OptionValue = str | int | float | bool
 T = typing.TypeVar("T")
 # Upper bounds, far above any real benchmark, that turn a typo (an extra zero, a pasted
-# timestamp) into a ConfigError before a model is built instead of an allocation failure or a
-# run that never ends.
+# timestamp) into a ConfigError before a model is built, not a failed allocation or endless run.
 MAX_BATCH_SIZE = 65536
 MAX_DIM = 1 << 20  # one symbolic dimension (sequence length, image side)
 MAX_SAMPLE_COUNT = 10**8  # samples or queries: QSL size, LoadGen counts, warm-up queries
@@ -216,14 +215,15 @@ class ServerConfig:
         max_wait_ms: How long the batcher may hold a batch open for more queries; None
             derives it from the bound and the measured batch costs (harness.loadgen.batching).
         queue_depth: Queries waiting at most; LoadGen's issue blocks when it is full.
-        workers: Threads that each run batches on their own executor (one session).
+        workers: Threads that each run batches on their own executor (one session); None:
+            one per usable CPU core (per intra_op_threads cores if set) on a CPU, one on a GPU.
     """
 
     target_qps: float | None = None
     latency_bound_ms: float | None = None
     max_wait_ms: float | None = None
     queue_depth: int = 1024
-    workers: int = 1
+    workers: int | None = None
 
     def __post_init__(self) -> None:
         for key, value, high in (
@@ -341,9 +341,9 @@ def _check_input_size(dims: Mapping[str, int], batch_size: int) -> None:
             )
 
 
-def _check_range(key: str, value: int, low: int, high: int) -> None:
-    """A ValueError naming `key` unless low <= value <= high."""
-    if not low <= value <= high:
+def _check_range(key: str, value: int | None, low: int, high: int) -> None:
+    """A ValueError naming `key` unless low <= value <= high (None: unset, always fine)."""
+    if value is not None and not low <= value <= high:
         raise ValueError(f"{key}: must be {low}..{high}, got {value}")
 
 

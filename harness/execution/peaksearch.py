@@ -47,7 +47,7 @@ def run_peak_search(job: Job, *, phases: Phases, progress: IO[str] | None = None
     scenario = job.request.scenario
     bound_ms = server_latency_bound_ns(scenario, job.request.loadgen_key) / 1e6
     start = scenario.server.target_qps or search_start_qps(
-        policy.costs_ms, bound_ms, scenario.server.workers
+        policy.costs_ms, bound_ms, policy.workers
     )
     passes = SearchSteps(
         job,

@@ -222,7 +222,7 @@ def server_record(
         batching=None if policy is None else policy.how,
         batch_costs_ms={} if policy is None else {str(k): v for k, v in policy.costs_ms.items()},
         queue_depth=server.queue_depth,
-        workers=server.workers,
+        workers=policy.workers if policy is not None else server.workers or 1,
         batches=0 if batcher is None else batcher.batches,
         mean_batch=None if batcher is None else batcher.mean_batch,
         batch_sizes={} if batcher is None else {str(k): v for k, v in batcher.batch_sizes.items()},

@@ -20,7 +20,7 @@ from harness.datasets.samples import SampleSource
 from harness.errors import RunError
 from harness.execution.recording import Measured, Requested, build_result
 from harness.execution.scoring import accuracy_plan, score
-from harness.execution.serverplan import server_plan
+from harness.execution.serverplan import server_layout, server_plan
 from harness.fingerprint.preflight import QUICK_PROFILE
 from harness.fingerprint.survey import Survey, survey
 from harness.loadgen.batching import BatchPolicy
@@ -235,10 +235,17 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
     for warning in [*shown, *model.warnings]:
         if progress is not None:
             progress.write(f"  warning: {warning}\n")
+    scenario = job.request.scenario
+    workers, runtime = server_layout(
+        scenario.server,
+        scenario.runtime,
+        gpu=target.is_gpu,
+        usable_cpus=machine.fingerprint.cpu.usable_cpus,
+    )
     session = create_session(
         SessionRequest(
             model_path=model.info.path,
-            runtime=job.request.scenario.runtime,
+            runtime=runtime if scenario.scenario == "Server" else scenario.runtime,
             target=target,
             dims=model.dims,
             cache_dir=cache_root() / "engines",
@@ -247,10 +254,8 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
     warnings = [*model.warnings, *placement_warnings(session)]
     source = sample_source(job.request.scenario, session)
     server, policy = None, None
-    if (
-        job.request.scenario.scenario == "Server"
-    ):  # before any LoadGen file: a refusal leaves nothing
-        server, policy = server_plan(job, model, session, source)
+    if scenario.scenario == "Server":  # before any LoadGen file: a refusal leaves nothing
+        server, policy = server_plan(job, model, session, source, workers=workers)
         if progress is not None:
             progress.write(f"  batcher: {policy.how}\n")
     return _Ready(

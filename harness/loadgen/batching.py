@@ -29,6 +29,7 @@ class BatchPolicy:
     max_wait_ms: float
     costs_ms: dict[int, float]  # median warm-up latency of each compiled batch
     how: str
+    workers: int = 1  # the workers it feeds, each running its own batches
 
 
 def compiled_batches(batch_size: int) -> list[int]:

@@ -138,7 +138,10 @@ def test_server_batches_poisson_arrivals_and_records_its_verdict(
     assert server["latency_bound_ns"] == 200_000_000 and server["latency_percentile"] == 99
     assert server["scheduled_samples_per_second"] == pytest.approx(150, rel=0.25)
     assert server["completed_samples_per_second"] == pytest.approx(result["samples_per_second"])
-    assert (server["compiled_batch"], server["max_wait_ms"], server["workers"]) == (8, 5.0, 1)
+    assert (server["compiled_batch"], server["max_wait_ms"]) == (8, 5.0)
+    # No server.workers: one single-thread worker per usable core (serverplan.server_layout)
+    assert server["workers"] == result["hardware"]["usable_cpus"]
+    assert result["runtime"]["intra_op_threads"] == (1 if server["workers"] > 1 else 0)
     assert "from the scenario's server.max_wait_ms" in server["batching"]
     assert set(server["batch_costs_ms"]) == {"1", "2", "4", "8"}
     # Every query went through one batch of at most the derived largest batch.
@@ -194,6 +197,7 @@ def test_server_with_two_workers_answers_every_query(
     _, out, result = _run(text, tmp_path, capsys)
     assert result is not None, out
     assert result["server"]["workers"] == 2
+    assert result["runtime"]["intra_op_threads"] == max(1, result["hardware"]["usable_cpus"] // 2)
     assert result["loadgen_errors"] == []
     assert result["accuracy"]["passed"] is True  # responses from either worker are right
 
@@ -201,7 +205,9 @@ def test_server_with_two_workers_answers_every_query(
 def test_a_latency_bound_no_batch_can_meet_is_refused_in_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    text = TINY_SERVER.replace("latency_bound_ms: 200", "latency_bound_ms: 0.001")
+    text = TINY_SERVER.replace("latency_bound_ms: 200", "latency_bound_ms: 0.001").replace(
+        "max_wait_ms: 5}", "max_wait_ms: 5, workers: 2}"
+    )
     scenario = write_scenario(tmp_path / "s.yaml", text)
     code = main(["run", str(scenario), "--out", str(tmp_path / "runs")])
     _, err = capsys.readouterr()
@@ -209,6 +215,7 @@ def test_a_latency_bound_no_batch_can_meet_is_refused_in_one_line(
     assert code == 5 and len(errors) == 1, err
     assert "Server's latency bound is 0.001 ms at p99, but one sample alone takes" in errors[0]
     assert "no arrival rate can meet it; use faster hardware" in errors[0]
+    assert "set server.workers: 1 to give one query every core" in errors[0]
     assert "Traceback" not in err
     runs = tmp_path / "runs"
     assert not runs.exists() or not any(runs.iterdir())  # refused before any LoadGen file
