@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.config import (
+    CPU_INTERVAL_MS,
     DataConfig,
     ModelConfig,
     QuickConfig,
@@ -64,7 +65,7 @@ def scenario(
     batch: int,
     seconds: float,
     runtime: RuntimeConfig,
-    telemetry_ms: int = TelemetryConfig().cpu_interval_ms,
+    telemetry_ms: int = CPU_INTERVAL_MS,
 ) -> Scenario:
     dims = {"height": 224, "width": 224} if zoo == "resnet50" else {}
     return Scenario(
@@ -171,7 +172,7 @@ def measure(
     runtime: RuntimeConfig,
     out: Path,
     cpu: list[WindowCpu | None] | None = None,
-    telemetry_ms: tuple[int, ...] = (TelemetryConfig().cpu_interval_ms,),
+    telemetry_ms: tuple[int, ...] = (CPU_INTERVAL_MS,),
     windows: list[float] | None = None,
     floor: list[float] | None = None,
 ) -> tuple[dict[int, list[float]], list[float]]:
@@ -274,7 +275,7 @@ def offline_lines(
     """(b) and (c)'s report, and whether either missed its target (judged at the default
     telemetry interval; other intervals are printed beside it)."""
     lines: list[str] = []
-    default_ms = TelemetryConfig().cpu_interval_ms
+    default_ms = CPU_INTERVAL_MS
     judged = ours.get(default_ms, next(iter(ours.values())))
     for ms, figures in ours.items():
         ratio = statistics.median(figures) / statistics.median(plain)
@@ -303,7 +304,7 @@ def floor_lines(ours: dict[int, list[float]], plain: list[float], floor: list[fl
     the plain loop: what the harness adds, and what LoadGen alone costs."""
     if not floor:
         return []
-    judged = ours.get(TelemetryConfig().cpu_interval_ms, next(iter(ours.values())))
+    judged = ours.get(CPU_INTERVAL_MS, next(iter(ours.values())))
     own = [round(o / f, 3) for o, f in zip(judged, floor, strict=True)]
     lg_cost = [round(f / p, 3) for f, p in zip(floor, plain, strict=True)]
     return [
@@ -332,7 +333,7 @@ def main() -> int:
         "--cpu-telemetry-ms",
         type=int,
         nargs="+",
-        default=[TelemetryConfig().cpu_interval_ms],
+        default=[CPU_INTERVAL_MS],
         help="(b): the harness once per CPU telemetry interval in each round (default: the "
         "scenario default only)",
     )

@@ -39,6 +39,7 @@ MAX_SAMPLE_COUNT = 10**8  # samples or queries: QSL size, LoadGen counts, warm-u
 MAX_DURATION_MS = 7 * 24 * 3600 * 1000  # seven days
 MAX_THREADS = 4096
 MAX_SEED = 2**32 - 1  # numpy's seed range
+CPU_INTERVAL_MS = 1000  # the host CPU sampler's default: 10 Hz cost Offline 1.3-2.4 %
 MAX_TRIALS = 100
 MAX_PEAK_TFLOPS = 1e6  # an exaflop/s: more than any single device
 # One input's elements, batch x one of its dims: 8 GiB of float32, past 32-bit indexing.
@@ -180,15 +181,13 @@ class TelemetryConfig:
 
     Attributes:
         interval_ms: Power, temperature and device clocks (NVML, amdsmi, RAPL, a meter).
-        cpu_interval_ms: The host CPU's clocks, busy share, load and temperatures. Slower by
-            default: each wake-up lands on a core where onnxruntime's pool spins, and at
-            100 ms it cost Offline 1.3-2.4 % of its rate on a 2-core VM (README, Overhead).
+        cpu_interval_ms: The host CPU's clocks, busy share, load and temperatures; None:
+            CPU_INTERVAL_MS (its wake-ups cost Offline throughput: README, Overhead).
     """
 
     interval_ms: int = 100
-    cpu_interval_ms: int = 1000
-    # A wall meter's program and its arguments, run without a shell; running it also needs
-    # the user's opt-in (harness.telemetry.external.ALLOW_METER_ENV), never the scenario's.
+    cpu_interval_ms: int | None = None
+    # A meter's argv: no shell; it runs on the user's opt-in only (telemetry.external.py)
     external_command: tuple[str, ...] | None = None
     external_csv: str | None = None
 
@@ -294,8 +293,7 @@ class Scenario:
             raise ValueError(
                 f"peak_tflops: must be > 0 and <= {MAX_PEAK_TFLOPS:g} (dense TFLOP/s), got {peak}"
             )
-        if self.trials is not None and not 1 <= self.trials <= MAX_TRIALS:
-            raise ValueError(f"trials: must be 1..{MAX_TRIALS}, got {self.trials}")
+        _check_range("trials", self.trials, 1, MAX_TRIALS)
         if self.scenario == "SingleStream" and self.batch_size != 1:
             raise ValueError(
                 f"batch_size: SingleStream issues one sample per query, so it must be 1 "
@@ -386,6 +384,8 @@ def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
     data = dataclasses.asdict(scenario)
     if data.get("generation") is None:
         data.pop("generation", None)
+    if data["telemetry"]["cpu_interval_ms"] is None:  # likewise, as before the key existed
+        del data["telemetry"]["cpu_interval_ms"]
     return data
 
 

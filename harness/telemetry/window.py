@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from harness.config import TelemetryConfig
+from harness.config import CPU_INTERVAL_MS, TelemetryConfig
 from harness.records.layout import CPU_TELEMETRY_FILE, TELEMETRY_FILE
 from harness.records.memory import MemoryFootprint
 from harness.records.telemetry import TelemetrySummary
@@ -49,7 +49,9 @@ class TelemetryWindow:
             self._sources, interval_s=config.interval_ms / 1000, unavailable=unavailable
         )
         # In a child process: a thread here would wait for the timed path's GIL (cpuproc.py)
-        self._cpu = CpuSamplerProcess(cpu_root, interval_s=config.cpu_interval_ms / 1000)
+        self._cpu = CpuSamplerProcess(
+            cpu_root, interval_s=(config.cpu_interval_ms or CPU_INTERVAL_MS) / 1000
+        )
         self._memory = MemoryWindow(devices=self._sources, proc_self=proc_self)
         self._record: Telemetry | None = None
         self._cpu_record: CpuTelemetry | None = None
