@@ -109,3 +109,15 @@ def git_repo(tmp_path: Path) -> Path:
     git(path, "add", ".gitignore", "a.txt")
     git(path, "commit", "-q", "-m", "first")
     return path
+
+
+def cpu_has_int8_dot_product() -> bool:
+    """Whether this CPU multiplies INT8 with a dot product (VNNI, AMX-INT8).
+
+    Without one, onnxruntime's AVX2 U8S8 kernels add pairs of u8 x s8 products in 16 bits
+    (vpmaddubsw), which saturate: INT8 agrees less with FP32 (README, Precision).
+    """
+    from harness.models.recipes import ISA_FOR_PRECISION
+
+    flags = set(Path("/proc/cpuinfo").read_text().split())
+    return bool(flags & set(ISA_FOR_PRECISION["int8"]))

@@ -19,11 +19,10 @@ from harness.cli import main
 from harness.config import load_scenario
 from harness.datasets.photo_table import PHOTOS, VIEWS
 from harness.datasets.photos import load_photos
-from harness.models.recipes import ISA_FOR_PRECISION
 from harness.models.registry import zoo_model_path
 from harness.models.validate import file_sha256
 from harness.models.zoo_efficientnet import ONNX_SHA256
-from tests.conftest import write_scenario
+from tests.conftest import cpu_has_int8_dot_product, write_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from precision_agreement import SCENARIO, measure
@@ -95,11 +94,6 @@ BOUNDS = {
 INT8_WITHOUT_DOT_PRODUCT = (0.7, 0.85, 0.3, 5e-4, 0.85)
 
 
-def _cpu_has_int8_dot_product() -> bool:
-    flags = set(Path("/proc/cpuinfo").read_text().split())
-    return bool(flags & set(ISA_FOR_PRECISION["int8"]))
-
-
 @pytest.fixture(scope="module")
 def rows() -> list[PrecisionAgreement]:
     return measure(load_scenario(SCENARIO))
@@ -110,7 +104,7 @@ def test_every_precision_agrees_with_fp32_within_its_bounds(
 ) -> None:
     assert [row.precision for row in rows] == list(BOUNDS)
     bounds = dict(BOUNDS)
-    if not _cpu_has_int8_dot_product():
+    if not cpu_has_int8_dot_product():
         bounds["int8"] = INT8_WITHOUT_DOT_PRODUCT
     for row in rows:
         top1, overlap, max_error, mean_error, labelled = bounds[row.precision]

@@ -32,6 +32,7 @@ from harness.models.registry import zoo_model_path
 from harness.models.validate import file_sha256
 from harness.models.zoo import build_bert_base, build_resnet50
 from harness.runtime.session import TensorSpec
+from tests.conftest import cpu_has_int8_dot_product
 
 TINY = TensorSpec(name="input", dtype=np.dtype(np.float32), shape=(1, 3, 32, 32))
 RESNET = TensorSpec(name="input_tensor:0", dtype=np.dtype(np.float32), shape=(1, 3, 224, 224))
@@ -41,9 +42,11 @@ CAL = {"calibration_samples": 16}
 # conversion agreed 100 %): FP16 max |logit error| 0.0064 (logits up to 2.1), top-1 0.996 (one
 # near tie of 256); INT8 static QDQ top-1 agreement 0.871 (max error 0.43; QOperator,
 # Percentile and Entropy alike), dynamic 0.883 (0.30). The bounds leave a margin for other CPUs.
+# A CPU without an INT8 dot product (AVX2-only EPYC, 2026-12-07) read static QDQ 0.754 and
+# 0.766 (Percentile): its U8S8 kernels saturate (tests.conftest.cpu_has_int8_dot_product).
 FP16_ATOL = 2e-2
 FP16_MIN_TOP1 = 0.99
-INT8_MIN_TOP1 = 0.8
+INT8_MIN_TOP1 = 0.8 if cpu_has_int8_dot_product() else 0.7
 
 
 @pytest.fixture(scope="module")
