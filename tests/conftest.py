@@ -117,7 +117,9 @@ def cpu_has_int8_dot_product() -> bool:
     Without one, onnxruntime's AVX2 U8S8 kernels add pairs of u8 x s8 products in 16 bits
     (vpmaddubsw), which saturate: INT8 agrees less with FP32 (README, Precision).
     """
-    from harness.models.recipes import ISA_FOR_PRECISION
+    from harness.fingerprint.cpu import collect_cpu
+    from harness.fingerprint.probe import Probe
+    from harness.models.recipes import isa_for_precision
 
-    flags = set(Path("/proc/cpuinfo").read_text().split())
-    return bool(flags & set(ISA_FOR_PRECISION["int8"]))
+    isa = collect_cpu(Probe(Path("/"))).isa or ()  # as the runner reads it for result.json
+    return bool(isa_for_precision("int8", isa)["offered"])

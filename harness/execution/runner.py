@@ -236,16 +236,16 @@ def _prepare(job: Job, progress: IO[str] | None, phases: Phases) -> _Ready:
         if progress is not None:
             progress.write(f"  warning: {warning}\n")
     scenario = job.request.scenario
-    workers, runtime = server_layout(
-        scenario.server,
-        scenario.runtime,
-        gpu=target.is_gpu,
-        usable_cpus=machine.fingerprint.cpu.usable_cpus,
-    )
+    workers, runtime = 1, scenario.runtime
+    if scenario.scenario == "Server":  # its workers share the cores (serverplan.server_layout)
+        cpus = machine.fingerprint.cpu.usable_cpus
+        workers, runtime = server_layout(
+            scenario.server, runtime, gpu=target.is_gpu, usable_cpus=cpus
+        )
     session = create_session(
         SessionRequest(
             model_path=model.info.path,
-            runtime=runtime if scenario.scenario == "Server" else scenario.runtime,
+            runtime=runtime,
             target=target,
             dims=model.dims,
             cache_dir=cache_root() / "engines",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import typing
 from pathlib import Path
@@ -23,12 +24,15 @@ from harness.config import (
     RuntimeConfig,
     Scenario,
     Suite,
+    TelemetryConfig,
     WarmupConfig,
     as_precision,
     as_profile,
     is_suite_file,
     load_scenario,
     load_suite,
+    scenario_from_dict,
+    scenario_to_dict,
 )
 from harness.errors import ConfigError
 from harness.models.recipes import ISA_FOR_PRECISION, METHODS
@@ -142,6 +146,18 @@ def test_tiny_singlestream_gets_defaults_for_omitted_sections() -> None:
     assert scenario.model == ModelConfig(zoo="tiny")
     assert scenario.model.name == "tiny"
     assert scenario.model.dims == {}
+
+
+def test_the_cpu_sampler_interval_is_written_only_where_set() -> None:
+    # Unset, no key: job files and exported READMEs read as before the key existed
+    # (tests/integration/test_published_shipped.py re-exports the shipped result byte for byte).
+    unset = load_scenario(SCENARIOS_DIR / "tiny-singlestream.yaml")
+    assert "cpu_interval_ms" not in scenario_to_dict(unset)["telemetry"]
+    chosen = dataclasses.replace(unset, telemetry=TelemetryConfig(cpu_interval_ms=250))
+    assert scenario_to_dict(chosen)["telemetry"]["cpu_interval_ms"] == 250
+    for scenario in (unset, chosen):  # through JSON, as job.json holds it
+        text = json.dumps(scenario_to_dict(scenario))
+        assert scenario_from_dict(json.loads(text), "job.json") == scenario
 
 
 def test_smoke_suite_loads_exactly() -> None:
