@@ -19,7 +19,12 @@ from harness.datasets.samples import NpySource, SampleSource, SyntheticSource
 from harness.files import atomic_write_bytes
 from harness.models.calibration import draw_calibration
 from harness.models.precision import convert
-from harness.models.recipes import check_precision_supported, default_recipe, isa_for_precision
+from harness.models.recipes import (
+    check_precision_supported,
+    default_recipe,
+    isa_for_precision,
+    saturation_warnings,
+)
 from harness.models.registry import cache_root, zoo_model_path
 from harness.models.validate import ModelInfo, inspect_model, resolve_dims
 from harness.runtime.session import Session, SessionRequest, create_session
@@ -55,6 +60,7 @@ def prepare(
     reference = _session(scenario, source, target, resolve_dims(source, batch_size=1, dims=dims))
     kind = "transformer" if _is_transformer(reference) else "cnn"
     recipe = default_recipe(precision, model_kind=kind, overrides=scenario.model.conversion)
+    warnings += saturation_warnings(recipe, hw=target.name, cpu_isa=cpu_isa)
     calibration = None
     if recipe.method.startswith("static-"):
         calibration = draw_calibration(

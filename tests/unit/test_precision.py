@@ -27,6 +27,7 @@ from harness.models.recipes import (
     check_precision_supported,
     default_recipe,
     isa_for_precision,
+    saturation_warnings,
 )
 from harness.models.registry import zoo_model_path
 from harness.models.validate import file_sha256
@@ -494,6 +495,19 @@ def test_int8_without_vnni_warns() -> None:
     warnings = check_precision_supported("int8", hw="cpu", cpu_isa=["avx2", "avx512f"])
     assert len(warnings) == 1 and "may be slower than FP32" in warnings[0]
     assert check_precision_supported("int8", hw="cpu", cpu_isa=["avx_vnni"]) == []
+
+
+def test_int8_with_8_bit_weights_without_a_dot_product_names_reduce_range() -> None:
+    avx2, vnni = ["avx2", "avx512f"], ["avx2", "avx512_vnni"]
+    for method in ("static-qdq", "dynamic"):
+        eight_bit = default_recipe("int8", overrides={"method": method})
+        (warning,) = saturation_warnings(eight_bit, hw="cpu", cpu_isa=avx2)
+        assert "saturate" in warning and "reduce_range: true" in warning
+        assert saturation_warnings(eight_bit, hw="cpu", cpu_isa=vnni) == []
+        assert saturation_warnings(eight_bit, hw="nvidia", cpu_isa=avx2) == []
+        seven_bit = default_recipe("int8", overrides={"method": method, "reduce_range": True})
+        assert saturation_warnings(seven_bit, hw="cpu", cpu_isa=avx2) == []
+    assert saturation_warnings(default_recipe("fp16"), hw="cpu", cpu_isa=avx2) == []
 
 
 def test_fp16_on_the_cpu_warns_that_it_is_emulated() -> None:
